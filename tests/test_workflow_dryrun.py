@@ -1,0 +1,85 @@
+"""`snakemake --lint` and `snakemake -n` on the shipped configs: the paper's, the quick start, and a user config."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from workflow_helpers import PAPER_GROUPS, REPO_ROOT
+
+
+def _snakemake(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def _jobs_by_rule(stdout: str) -> dict[str, int]:
+    """Parse the 'Job stats' table that `snakemake -n` prints."""
+    counts: dict[str, int] = {}
+    in_table = False
+    for line in stdout.splitlines():
+        parts = line.split()
+        if parts[:2] == ["job", "count"]:
+            in_table = True
+            continue
+        if in_table and len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+        elif in_table and parts and parts[0] == "total":
+            break
+    return counts
+
+
+def test_lint_is_clean():
+    result = _snakemake("--lint")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr
+
+
+def test_dry_run_paper_config_plans_every_model_group_job():
+    result = _snakemake("-n", "--quiet", "rules")
+    assert result.returncode == 0, result.stdout + result.stderr
+    jobs = _jobs_by_rule(result.stdout)
+    assert jobs.get("score_fairness") == 8 * 8, jobs
+    assert jobs.get("arxiv_fetch") == 8, jobs
+    assert jobs.get("fairness_stats") == 1, jobs
+
+
+def test_dry_run_quickstart_config():
+    result = _snakemake("-n", "--quiet", "rules", "--configfile", "config/quickstart.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    jobs = _jobs_by_rule(result.stdout)
+    assert jobs.get("score_fairness") == 8, jobs
+
+
+def test_user_config_replaces_paper_groups(tmp_path):
+    # A user's smaller config must not be merged with the paper's eight groups.
+    config = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
+    config["groups"] = {name: PAPER_GROUPS[name] for name in ("mathematics", "economics")}
+    configfile = tmp_path / "two_groups.yaml"
+    configfile.write_text(yaml.safe_dump(config))
+    result = _snakemake("-n", "--quiet", "rules", "--configfile", str(configfile))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert _jobs_by_rule(result.stdout).get("score_fairness") == 2
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda c: c["arxiv"].update(papers_per_group="many"), "papers_per_group"),
+        (lambda c: c.update(models=["No-Such-Model"]), "No-Such-Model"),
+        (lambda c: c.update(modles=["x"]), "modles"),
+        (lambda c: c["groups"].update(economics=[]), "economics"),
+    ],
+    ids=["wrong-type", "unknown-model", "unknown-key", "empty-group"],
+)
+def test_bad_config_is_rejected_naming_the_key(tmp_path, mutate, expected):
+    config = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
+    mutate(config)
+    configfile = tmp_path / "bad.yaml"
+    configfile.write_text(yaml.safe_dump(config))
+    result = _snakemake("-n", "--configfile", str(configfile))
+    assert result.returncode != 0
+    assert expected in result.stdout + result.stderr

@@ -1,0 +1,118 @@
+"""End to end: `snakemake --cores 2` from a Kaggle-format arXiv snapshot (real shared papers) through two
+tiny reward models to every table and figure; values are recomputed here independently."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.multicomp import pairwise_tukeyhsd
+
+pytestmark = pytest.mark.e2e
+
+
+def _scores(run, model: str) -> pd.DataFrame:
+    frames = []
+    for group in run.groups:
+        frame = pd.read_parquet(run.results / "scores" / model / f"{group}.parquet")
+        frames.append(frame.assign(group=group))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_data_stage_is_balanced_single_group_and_deduplicated(e2e_run):
+    titles: dict[str, str] = {}
+    for group in e2e_run.groups:
+        data = pd.read_parquet(e2e_run.results / "data" / f"{group}.parquet")
+        assert list(data.columns[:5]) == ["id", "title", "abstract", "categories", "group"]
+        assert len(data) == 30, group
+        assert data["id"].is_unique
+        assert (data["group"] == group).all()
+        assert data["title"].str.len().gt(0).all() and data["abstract"].str.len().gt(0).all()
+        for title in data["title"]:
+            assert title not in titles, f"{title!r} in {group} and {titles.get(title)}"
+            titles[title] = group
+        manifest = json.loads((e2e_run.results / "data" / f"{group}.manifest.json").read_text())
+        assert manifest["seed"] == 0
+    # eess.SY papers are listed as "eess.SY cs.SY": alias canonicalisation must keep them.
+    systems = pd.read_parquet(e2e_run.results / "data" / "systems_science.parquet")
+    assert systems["categories"].str.contains("eess.SY").all()
+
+
+def test_every_pair_is_scored_with_finite_rewards(e2e_run):
+    for model in e2e_run.models:
+        for group in e2e_run.groups:
+            scores = pd.read_parquet(e2e_run.results / "scores" / model / f"{group}.parquet")
+            data = pd.read_parquet(e2e_run.results / "data" / f"{group}.parquet")
+            assert {"id", "reward", "n_tokens", "truncated"} <= set(scores.columns)
+            assert sorted(scores["id"]) == sorted(data["id"])
+            assert np.isfinite(scores["reward"]).all()
+            assert (scores["n_tokens"] > 0).all()
+            meta = json.loads((e2e_run.results / "scores" / model / f"{group}.meta.json").read_text())
+            assert meta["rows"] == 30
+    # Two different seeds are two different reward models.
+    a, b = _scores(e2e_run, "tiny-a"), _scores(e2e_run, "tiny-b")
+    assert not np.allclose(a.sort_values("id")["reward"], b.sort_values("id")["reward"])
+
+
+def test_table1_anova_matches_scipy(e2e_run):
+    table = pd.read_csv(e2e_run.results / "tables" / "table1_anova.csv").set_index("model")
+    for model in e2e_run.models:
+        scores = _scores(e2e_run, model)
+        expected = sps.f_oneway(*[g["reward"].to_numpy() for _, g in scores.groupby("group")])
+        assert table.loc[model, "f_statistic"] == pytest.approx(expected.statistic, rel=1e-6)
+        assert table.loc[model, "p_value"] == pytest.approx(expected.pvalue, rel=1e-6, abs=1e-300)
+
+
+def test_table2_tukey_counts_match_statsmodels(e2e_run):
+    table = pd.read_csv(e2e_run.results / "tables" / "table2_tukey.csv").set_index("model")
+    for model in e2e_run.models:
+        scores = _scores(e2e_run, model)
+        result = pairwise_tukeyhsd(scores["reward"].to_numpy(), scores["group"].to_numpy(), alpha=0.05)
+        assert table.loc[model, "total_pairs"] == 28
+        assert table.loc[model, "significant_pairs"] == int(np.sum(result.reject))
+
+
+def test_table3_and_table4_match_group_means(e2e_run):
+    nmgd = pd.read_csv(e2e_run.results / "tables" / "table3_nmgd.csv").set_index("model")
+    pearson = pd.read_csv(e2e_run.results / "tables" / "table4_pearson.csv").set_index("model")
+    means = {m: _scores(e2e_run, m).groupby("group")["reward"].mean() for m in e2e_run.models}
+    for model in e2e_run.models:
+        m = means[model]
+        assert nmgd.loc[model, "nmgd_percent"] == pytest.approx((m.max() - m.min()) / m.mean() * 100, rel=1e-6)
+        r = sps.pearsonr(m.sort_index(), means["tiny-b"].sort_index()).statistic
+        assert pearson.loc[model, "pearson_r"] == pytest.approx(r, rel=1e-6, abs=1e-9)
+    assert pearson.loc["tiny-b", "pearson_r"] == pytest.approx(1.0)
+
+
+def test_group_means_table_and_table_formats(e2e_run):
+    tables = e2e_run.results / "tables"
+    means = pd.read_csv(tables / "group_means.csv")
+    assert list(means.columns) == ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high"]
+    assert len(means) == len(e2e_run.models) * len(e2e_run.groups)
+    assert (means["n"] == 30).all()
+    assert ((means["ci_low"] < means["mean"]) & (means["mean"] < means["ci_high"])).all()
+    for stem in ("table1_anova", "table2_tukey", "table3_nmgd", "table4_pearson"):
+        markdown = (tables / f"{stem}.md").read_text()
+        latex = (tables / f"{stem}.tex").read_text()
+        assert "tiny-a" in markdown and "|" in markdown
+        assert "tiny-a" in latex and "tabular" in latex
+
+
+def test_figures_and_summary_exist(e2e_run):
+    for stem in ("fig2_group_means", "fig3_standardized"):
+        png = e2e_run.results / "figures" / f"{stem}.png"
+        pdf = e2e_run.results / "figures" / f"{stem}.pdf"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert pdf.read_bytes()[:5] == b"%PDF-"
+    summary = (e2e_run.results / "summary.md").read_text()
+    assert "tiny-a" in summary and "tiny-b" in summary
+
+
+def test_rerun_is_a_no_op(e2e_run):
+    from workflow_helpers import run_snakemake
+
+    result = run_snakemake(e2e_run.workdir, e2e_run.configfile, "-n", "--cores", "2")
+    assert "Nothing to be done" in result.stdout + result.stderr

@@ -1,0 +1,3 @@
+from rmeval.cli import main
+
+raise SystemExit(main())

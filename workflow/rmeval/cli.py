@@ -1,0 +1,62 @@
+"""The `rmeval` command line: a thin dispatcher over subcommands.
+
+Each subcommand lives in its own module and exposes `main(argv: list[str]) -> int`.
+Modules are imported only when their command runs, so start-up stays cheap for the
+commands Snakemake calls many times (statistics, figures, tables).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# command name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "arxiv-fetch": ("rmeval.arxiv.cli_fetch", "Collect single-group candidate papers for one group (API or snapshot)."),
+    "arxiv-select": ("rmeval.arxiv.cli_select", "Drop cross-group titles, sample each group, write data + manifests."),
+    "tiny-model": ("rmeval.models.tiny", "Write a small offline Llama-style reward model (for smoke tests)."),
+    "score": ("rmeval.scoring.cli", "Score one input table with one reward model."),
+    "download-model": ("rmeval.models.download", "Fetch a model snapshot at its pinned revision into HF_HOME."),
+    "fairness-stats": ("rmeval.stats.cli", "Group-fairness statistics and Tables 1-4 from score files."),
+    "fairness-summary": ("rmeval.stats.summary", "Plain-words one-page summary of the fairness results."),
+    "fairness-figures": ("rmeval.figures.cli", "Figures 2-3 and the extra fairness figures."),
+    "rewardmath-prepare": ("rmeval.rewardmath.prepare", "Load RewardMATH / RewardBench math-prm and split per subject."),
+    "rewardmath-metrics": ("rmeval.rewardmath.cli_metrics", "RewardMATH accuracy/MRR from official or workflow scores."),
+    "rewardmath-figures": ("rmeval.rewardmath.figures", "RewardBench-math vs RewardMATH accuracy figure."),
+}
+
+
+def _usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = ["usage: rmeval <command> [options]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {help_text}" for name, (_, help_text) in COMMANDS.items()]
+    lines += ["", "Run `rmeval <command> --help` for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help", "help"}:
+        print(_usage())
+        return 0
+    if args[0] == "--version":
+        from rmeval import __version__
+
+        print(__version__)
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"rmeval: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    from rmeval.errors import RmevalError
+
+    module = importlib.import_module(COMMANDS[name][0])
+    try:
+        return int(module.main(rest) or 0)
+    except RmevalError as error:
+        print(f"rmeval {name}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

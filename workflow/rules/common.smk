@@ -1,0 +1,104 @@
+# Helpers shared by every rule file: config access, model specs, resources, target lists.
+# This is the only rule file that defines Python functions.
+import json
+import sys
+from pathlib import Path
+
+# Make the `rmeval` package importable even when it is not pip-installed (e.g. under --sdm conda).
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+
+from rmeval.errors import RmevalError
+from rmeval.registry import load_registry, resolve_models
+from rmeval.resources import scoring_resources
+
+
+def repo_path(relative):
+    """A path inside the rmeval repository (resources/, config/), whatever the working directory."""
+    return str(Path(workflow.basedir) / relative)
+
+
+def config_path(value):
+    """A user path from the config: relative to the working directory if it exists there, else to the repo."""
+    path = Path(value)
+    if path.is_absolute() or path.exists():
+        return str(path)
+    return repo_path(value)
+
+
+def _resolve(models, where):
+    try:
+        return resolve_models(models, REGISTRY, where=where)
+    except RmevalError as error:
+        raise WorkflowError(str(error))
+
+
+try:
+    REGISTRY = load_registry(config_path(config.get("registry", "config/models.yaml")))
+except RmevalError as error:
+    raise WorkflowError(str(error))
+
+GROUPS = list(config["groups"])
+MODEL_SPECS = {spec.name: spec for spec in _resolve(config["models"], "config")}
+MODEL_NAMES = list(MODEL_SPECS)
+
+REWARDMATH = config.get("rewardmath", {})
+REWARDMATH_ENABLED = bool(REWARDMATH.get("enabled", False))
+REWARDMATH_SPECS = (
+    {spec.name: spec for spec in _resolve(REWARDMATH.get("models", []), "config: rewardmath")}
+    if REWARDMATH_ENABLED
+    else {}
+)
+ALL_SPECS = {**MODEL_SPECS, **REWARDMATH_SPECS}
+
+_reference = config.get("reference_model")
+if _reference is not None and _reference not in MODEL_SPECS:
+    # Table 4 needs the reference among the scored models; say so now, not after hours of scoring.
+    logger.warning(
+        f"config: reference_model {_reference!r} is not in `models`; Table 4 (Pearson r) will be skipped"
+    )
+
+wildcard_constraints:
+    group="|".join(GROUPS),
+    model="[A-Za-z0-9._-]+",
+
+
+def model_spec(name):
+    return ALL_SPECS[name]
+
+
+def model_spec_json(name):
+    """The resolved registry entry, passed to `rmeval score --spec` (a change to it re-runs the job)."""
+    return ALL_SPECS[name].to_json()
+
+
+def model_resource(name, key):
+    """One scoring resource (gpu, mem_mb, runtime, ...) for a model, scaled by attempt where it makes sense."""
+
+    def get(wildcards, attempt):
+        return scoring_resources(ALL_SPECS[wildcards.model if name is None else name], attempt)[key]
+
+    return get
+
+
+def scoring_threads():
+    return int(config.get("scoring", {}).get("threads", 2))
+
+
+def fairness_score_files():
+    return expand("results/scores/{model}/{group}.parquet", model=MODEL_NAMES, group=GROUPS)
+
+
+def group_data_files():
+    return expand("results/data/{group}.parquet", group=GROUPS)
+
+
+def all_outputs():
+    targets = [
+        "results/tables/table1_anova.csv",
+        "results/summary.md",
+        "results/figures/fig2_group_means.png",
+        "results/figures/fig3_standardized.png",
+    ]
+    if REWARDMATH_ENABLED:
+        targets += rewardmath_outputs()
+    return targets
