@@ -18,6 +18,11 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+wildcard_constraints:
+    group="|".join(GROUPS),
+    model="[A-Za-z0-9._-]+",
+
+
 include: "workflow/rules/arxiv.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/scoring.smk"

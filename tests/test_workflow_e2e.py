@@ -82,9 +82,11 @@ def test_table3_and_table4_match_group_means(e2e_run):
     for model in e2e_run.models:
         m = means[model]
         assert nmgd.loc[model, "nmgd_percent"] == pytest.approx((m.max() - m.min()) / m.mean() * 100, rel=1e-6)
+        if model == "tiny-b":
+            continue  # the reference model itself (r = 1) is not a row of Table 4
         r = sps.pearsonr(m.sort_index(), means["tiny-b"].sort_index()).statistic
         assert pearson.loc[model, "pearson_r"] == pytest.approx(r, rel=1e-6, abs=1e-9)
-    assert pearson.loc["tiny-b", "pearson_r"] == pytest.approx(1.0)
+    assert "tiny-b" not in pearson.index
 
 
 def test_group_means_table_and_table_formats(e2e_run):

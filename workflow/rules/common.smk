@@ -1,5 +1,5 @@
-# Helpers shared by every rule file: config access, model specs, resources, target lists.
-# This is the only rule file that defines Python functions.
+# Helpers shared by all rule files (config access, model specs, resources, target lists).
+# This is the only .smk file that defines Python functions.
 import json
 import sys
 from pathlib import Path
@@ -57,11 +57,6 @@ if _reference is not None and _reference not in MODEL_SPECS:
         f"config: reference_model {_reference!r} is not in `models`; Table 4 (Pearson r) will be skipped"
     )
 
-wildcard_constraints:
-    group="|".join(GROUPS),
-    model="[A-Za-z0-9._-]+",
-
-
 def model_spec(name):
     return ALL_SPECS[name]
 
@@ -102,3 +97,8 @@ def all_outputs():
     if REWARDMATH_ENABLED:
         targets += rewardmath_outputs()
     return targets
+
+
+def rewardmath_outputs():
+    """The RewardMATH branch's tables and figures (RM_OUTPUTS is declared in rewardmath.smk)."""
+    return list(RM_OUTPUTS)

@@ -1,0 +1,239 @@
+"""`snakemake --report`: every fairness figure is in the HTML with its caption, and renders in Chromium.
+
+Two reports are checked. A small one from a workflow that includes the real `figures.smk`, fed
+with hand-made tables (always runs; the Chromium part skips without Chromium), and the report of
+the end-to-end run of the real workflow (needs the shared data and Chromium).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from chromium import chromium_path, render_page_images, render_report
+from rmeval.figures.cli import FIGURE_NAMES
+from test_figures import write_fixture_tables
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REPORT_DIR = REPO_ROOT / "workflow" / "report"
+TABLE_CAPTIONS = (
+    "table1_anova",
+    "table2_tukey",
+    "table3_nmgd",
+    "table4_pearson",
+    "group_means",
+    "table5_robust_anova",
+    "table6_games_howell",
+    "table7_gap",
+    "table8_length",
+    "table9_rank_agreement",
+    "table10_rank_vs_fairness",
+    "correlation_pearson",
+    "correlation_spearman",
+)
+CONFIG = {
+    "groups": {"physics": ["physics"], "computer_science": ["cs"]},
+    "arxiv": {"source": "snapshot", "papers_per_group": 30, "seed": 3},
+    "figures": {"dpi": 60},
+}
+
+needs_chromium = pytest.mark.skipif(
+    chromium_path() is None,
+    reason="headless Chromium not installed (/usr/bin/chromium; apt-get install chromium)",
+)
+
+
+@dataclass(frozen=True)
+class BuiltReport:
+    workdir: Path
+    html: Path
+
+
+def report_data(html: Path, variable: str):
+    """One of the JSON blobs the report embeds (`var results = {...};`)."""
+    text = html.read_text(encoding="utf-8")
+    script_id = variable.replace("_", "-")  # e.g. <script id="workflow-desc"> var workflow_desc = ...
+    match = re.search(rf'<script id="{script_id}">\s*var {variable} = (.*?);\s*</script>', text, re.S)
+    assert match, f"{html} has no `var {variable}`"
+    return json.loads(match.group(1))
+
+
+def run(command: list[str], cwd: Path) -> None:
+    completed = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, f"{command}\n{completed.stdout[-3000:]}\n{completed.stderr[-5000:]}"
+
+
+@pytest.fixture(scope="module")
+def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
+    """The real figures rule and report front page, in a workflow whose only other rule stages the tables."""
+    workdir = tmp_path_factory.mktemp("figures-report")
+    write_fixture_tables(workdir / "fixtures")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(CONFIG))
+    (workdir / "Snakefile").write_text(
+        f'configfile: "config.yaml"\n\n'
+        f'report: "{REPORT_DIR / "workflow.rst"}"\n\n'
+        f'include: "{REPO_ROOT / "workflow" / "rules" / "figures.smk"}"\n\n\n'
+        "rule all:\n"
+        "    input:\n"
+        "        rules.fairness_figures.output,\n"
+        "    default_target: True\n\n\n"
+        "rule stage_table:\n"
+        "    input:\n"
+        '        "fixtures/{name}.csv",\n'
+        "    output:\n"
+        '        "results/tables/{name}.csv",\n'
+        "    log:\n"
+        '        "logs/stage_{name}.log",\n'
+        "    shell:\n"
+        '        "cp {input} {output} 2> {log}"\n'
+    )
+    snakemake = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--directory",
+        str(workdir),
+        "-s",
+        str(workdir / "Snakefile"),
+    ]
+    run([*snakemake, "--cores", "1"], cwd=workdir)
+    html = workdir / "report.html"
+    run([*snakemake, "--report", str(html)], cwd=workdir)
+    return BuiltReport(workdir=workdir, html=html)
+
+
+def caption_text(stem: str) -> str:
+    return " ".join((REPORT_DIR / f"{stem}.rst").read_text().split())
+
+
+def test_caption_files_are_valid_rst_of_one_or_two_sentences() -> None:
+    from docutils.core import publish_parts
+    from jinja2 import Template
+
+    for stem in (*FIGURE_NAMES, *TABLE_CAPTIONS):
+        path = REPORT_DIR / f"{stem}.rst"
+        assert path.is_file(), f"missing caption {path}"
+        text = caption_text(stem)
+        sentences = re.findall(r"[.!?](?:\s+[A-Z]|$)", text)
+        assert 1 <= len(sentences) <= 2, f"{path}: {len(sentences)} sentences"
+        # halt_level 2: a docutils warning (bad markup) fails the test instead of leaking into the report.
+        publish_parts(path.read_text(), writer="html", settings_overrides={"halt_level": 2})
+    front = Template((REPORT_DIR / "workflow.rst").read_text()).render(
+        snakemake=type("Snakemake", (), {"config": {**CONFIG, "rewardmath": {"enabled": True}}})
+    )
+    links = "\n".join(f".. _{stem}.png: #{stem}" for stem in FIGURE_NAMES)
+    html = publish_parts(front + "\n\n" + links, writer="html", settings_overrides={"halt_level": 2})["body"]
+    assert "2 disciplines" in html and "30 papers per group" in html and "RewardMATH" in html
+
+
+def test_figures_rule_wraps_every_png_in_report_with_its_caption() -> None:
+    rules = (REPO_ROOT / "workflow" / "rules" / "figures.smk").read_text()
+    for stem in FIGURE_NAMES:
+        assert f'"results/figures/{stem}.png",\n            caption="../report/{stem}.rst"' in rules, stem
+        assert f'"results/figures/{stem}.pdf"' in rules, stem
+    assert rules.count('category="Fairness figures"') == len(FIGURE_NAMES)
+
+
+def test_report_embeds_every_figure_with_caption_and_front_page(figures_report: BuiltReport) -> None:
+    results = report_data(figures_report.html, "results")
+    categories = report_data(figures_report.html, "categories")
+    expected = {f"results/figures/{stem}.png" for stem in FIGURE_NAMES}
+    assert set(results) == expected
+    assert {path for paths in categories["Fairness figures"].values() for path in paths} == expected
+    for stem in FIGURE_NAMES:
+        entry = results[f"results/figures/{stem}.png"]
+        assert entry["mime_type"] == "image/png"
+        png = base64.b64decode(entry["data_uri"].split("base64,", 1)[1])
+        assert png == (figures_report.workdir / "results" / "figures" / f"{stem}.png").read_bytes()
+        first_words = " ".join(caption_text(stem).split()[:6])
+        assert first_words in " ".join(re.sub(r"<[^>]+>", " ", entry["caption"]).split()), stem
+        assert entry["labels"]["figure"]
+    front_page = report_data(figures_report.html, "workflow_desc")
+    assert "2 disciplines" in front_page and "30 papers per group" in front_page and "seed\n3" in front_page
+    for stem in FIGURE_NAMES:
+        assert f"javascript:app.showResultInfo('results/figures/{stem}.png')" in front_page
+    # figures.dpi from the config reached the command (a 200-dpi Figure 2 is over 1500 px wide).
+    assert "dpi=60" in results["results/figures/fig2_group_means.png"]["job_properties"]["params"]
+    png = (figures_report.workdir / "results" / "figures" / "fig2_group_means.png").read_bytes()
+    assert int.from_bytes(png[16:20], "big") < 800
+    log = (figures_report.workdir / "logs" / "fairness_figures.log").read_text()
+    assert "wrote results/figures/fig2_group_means.pdf" in log
+
+
+@needs_chromium
+def test_chromium_renders_every_figure_of_the_report(figures_report: BuiltReport, tmp_path: Path) -> None:
+    rendered = render_report(figures_report.html, tmp_path)
+    assert rendered.app_mounted and not rendered.errors, rendered.errors
+    assert "Fairness figures" in rendered.nav_text and "Figure 2" in rendered.nav_text
+    assert sorted(image.path for image in rendered.images) == sorted(
+        f"results/figures/{stem}.png" for stem in FIGURE_NAMES
+    )
+    for image in rendered.images:
+        assert image.error is None, (image.path, image.error)
+        png = figures_report.workdir / image.path
+        width, height = (
+            int.from_bytes(png.read_bytes()[16:20], "big"),
+            int.from_bytes(png.read_bytes()[20:24], "big"),
+        )
+        assert (image.natural_width, image.natural_height) == (width, height), image.path
+        assert image.shown_width > 100 and image.shown_height > 50, image
+
+
+@needs_chromium
+def test_chromium_check_catches_a_figure_that_does_not_render(
+    figures_report: BuiltReport, tmp_path: Path
+) -> None:
+    html = figures_report.html.read_text(encoding="utf-8")
+    results = report_data(figures_report.html, "results")
+    victim = results["results/figures/fig_gap_forest.png"]["data_uri"]
+    truncated = (
+        victim.split("base64,", 1)[0] + "base64," + base64.b64encode(b"\x89PNG\r\n\x1a\nnot a png").decode()
+    )
+    broken = tmp_path / "broken.html"
+    broken.write_text(html.replace(victim, truncated), encoding="utf-8")
+    rendered = {image.path: image for image in render_report(broken, tmp_path / "probe").images}
+    assert rendered["results/figures/fig_gap_forest.png"].natural_width == 0
+    assert rendered["results/figures/fig2_group_means.png"].natural_width > 0
+
+
+@needs_chromium
+def test_chromium_page_probe_tells_good_from_broken_images(tmp_path: Path) -> None:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(2, 1))
+    figure.add_subplot().plot([0, 1], [1, 0])
+    figure.savefig(tmp_path / "good.png", dpi=50)
+    (tmp_path / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 40)
+    page = tmp_path / "page.html"
+    page.write_text('<html><body><img src="good.png"><img src="bad.png"></body></html>')
+    images = {Path(image.path).name: image for image in render_page_images(page, tmp_path / "probe")}
+    assert images["good.png"].natural_width == 100 and images["good.png"].natural_height == 50
+    assert images["bad.png"].natural_width == 0
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_workflow_report_renders_every_figure(e2e_run, tmp_path: Path) -> None:
+    """The report of the real end-to-end run: every image renders and every item has a caption."""
+    from workflow_helpers import run_snakemake
+
+    html = tmp_path / "report.html"
+    run_snakemake(e2e_run.workdir, e2e_run.configfile, "--report", str(html))
+    results = report_data(html, "results")
+    for stem in FIGURE_NAMES:
+        assert f"results/figures/{stem}.png" in results, stem
+    for path, entry in results.items():
+        assert re.sub(r"<[^>]+>", "", entry["caption"]).strip(), f"{path} has no caption"
+    rendered = render_report(html, tmp_path / "probe")
+    assert rendered.app_mounted and not rendered.errors, rendered.errors
+    images = [path for path, entry in results.items() if entry["mime_type"].startswith("image/")]
+    assert sorted(image.path for image in rendered.images) == sorted(images)
+    for image in rendered.images:
+        assert image.error is None and image.natural_width > 0 and image.shown_width > 0, image

@@ -1,0 +1,140 @@
+"""End to end on tiny local models: the real 20-row RewardMATH sample scored by a classifier and a PRM through
+`rmeval score`, metrics recomputed here from the score tables; then the branch's Snakemake rules."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from rmeval.cli import main as rmeval
+from rmeval.rewardmath.subjects import SUBJECT_SLUGS
+from workflow_helpers import REPO_ROOT, run_snakemake, tiny_model_entry, write_config, write_kaggle_snapshot
+
+
+@pytest.fixture(scope="module")
+def tiny_prm_dir(tmp_path_factory) -> Path:
+    from rmeval.models.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-prm"), seed=0, kind="prm")
+
+
+def _cls_entry(name: str, model_dir: Path) -> dict:
+    # Long enough for the sample's longest solution: a truncated PRM input loses its last steps' scores.
+    return {**tiny_model_entry(name, model_dir), "max_length": 2048}
+
+
+def _prm_entry(name: str, model_dir: Path) -> dict:
+    return {**_cls_entry(name, model_dir), "adapter": "prm",
+            "options": {"step_tag": "ки", "good_token": "+", "bad_token": "-"}}
+
+
+def _small_rewardbench(shared_data: Path, out: Path, n_pairs: int = 6) -> Path:
+    lines = (shared_data / "rewardmath" / "rewardbench_math_prm_pairs.jsonl").read_text().splitlines()[:n_pairs]
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _expected_metrics(data: pd.DataFrame, values: pd.Series) -> tuple[float, float]:
+    """Accuracy and MRR (percent) straight from the definitions, for problems keyed by problem_id."""
+    table = data.assign(value=data["id"].map(values))
+    correct, reciprocal = [], []
+    for _, problem in table.groupby("problem_id"):
+        chosen = problem.loc[problem["solution_type"] == "chosen", "value"].item()
+        rejected = problem.loc[problem["solution_type"] == "rejected", "value"]
+        correct.append(bool((chosen > rejected).all()))
+        reciprocal.append(1 / (1 + int((rejected >= chosen).sum())))
+    return round(100 * sum(correct) / len(correct), 2), round(100 * sum(reciprocal) / len(reciprocal), 2)
+
+
+def test_classifier_and_prm_score_the_sample(shared_data, tiny_model_dir, tiny_prm_dir, tmp_path):
+    sample = shared_data / "rewardmath" / "benchmark_samples" / "RewardMATH_direct.json"
+    data_dir, scores = tmp_path / "data", tmp_path / "scores"
+    assert rmeval(["rewardmath-prepare", "--source", "local", "--path", str(sample), "--out", str(data_dir)]) == 0
+    data = pd.read_parquet(data_dir / "algebra.parquet")
+    specs = {"tiny-cls": _cls_entry("tiny-cls", tiny_model_dir), "tiny-prm": _prm_entry("tiny-prm", tiny_prm_dir)}
+    for name, spec in specs.items():
+        assert rmeval(["score", "--spec", json.dumps(spec), "--task", "pairs", "--input",
+                       str(data_dir / "algebra.parquet"), "--output", str(scores / name / "algebra.parquet"),
+                       "--threads", "1"]) == 0
+    classifier = pd.read_parquet(scores / "tiny-cls" / "algebra.parquet")
+    prm = pd.read_parquet(scores / "tiny-prm" / "algebra.parquet")
+    assert sorted(classifier["id"]) == sorted(data["id"]) and classifier["reward"].notna().all()
+    assert not classifier["truncated"].any() and not prm["truncated"].any()
+    # One PRM score per solution step, each a probability.
+    steps_per_id = dict(zip(data["id"], data["steps"].map(len), strict=True))
+    assert {i: len(s) for i, s in zip(prm["id"], prm["step_rewards"], strict=True)} == steps_per_id
+    assert all(0 < value < 1 for steps in prm["step_rewards"] for value in steps)
+
+    out = tmp_path / "tables"
+    assert rmeval(["rewardmath-metrics", "--scores", str(scores), "--data", str(data_dir), "--subjects", "algebra",
+                   "--out", str(out), "--bootstrap", "50"]) == 0
+    metrics = {(r["setup"], r["aggregation"]): r for r in _csv(out / "rewardmath_metrics.csv")}
+    assert set(metrics) == {("tiny-cls", "scalar")} | {("tiny-prm", a) for a in ("prod", "geo", "min", "mean", "last")}
+    expected = {
+        ("tiny-cls", "scalar"): classifier.set_index("id")["reward"],
+        ("tiny-prm", "min"): prm.set_index("id")["step_rewards"].map(min),
+        ("tiny-prm", "last"): prm.set_index("id")["step_rewards"].map(lambda s: s[-1]),
+    }
+    for key, values in expected.items():
+        accuracy, mrr = _expected_metrics(data, values)
+        assert (float(metrics[key]["accuracy"]), float(metrics[key]["mrr"])) == (accuracy, mrr), key
+        assert metrics[key]["n"] == "2"
+
+
+@pytest.mark.e2e
+def test_snakemake_rewardmath_branch(shared_data, tiny_model_dir, tiny_prm_dir, tmp_path):
+    missing = [name for name in ("arxiv", "download", "scoring", "fairness", "figures")
+               if not (REPO_ROOT / "workflow" / "rules" / f"{name}.smk").exists()]
+    if missing:
+        pytest.skip(f"the Snakefile's rule files are not all there yet: {missing}")
+    snapshot = tmp_path / "snapshot.jsonl.gz"
+    write_kaggle_snapshot(shared_data, snapshot, per_group=5)
+    rewardmath = {
+        "enabled": True,
+        "source": "local",
+        "path": str(shared_data / "rewardmath" / "benchmark_samples" / "RewardMATH_direct.json"),
+        "rewardbench_source": "local",
+        "rewardbench_path": str(_small_rewardbench(shared_data, tmp_path / "rb.jsonl")),
+        "subjects": ["algebra"],  # the sample holds two Algebra problems
+        # One model keeps the run short: the classifier path is covered by the test above.
+        "models": [_prm_entry("tiny-prm", tiny_prm_dir)],
+        "official_dir": str(shared_data / "rewardmath" / "results_rewardmath"),
+        "official_rewardbench_dir": str(shared_data / "rewardmath" / "results_rewardbench"),
+        "bootstrap": 100,
+        "seed": 0,
+    }
+    configfile = tmp_path / "config.yaml"
+    write_config(configfile, snapshot, [tiny_model_entry("tiny-cls", tiny_model_dir)], papers_per_group=5,
+                 extra={"rewardmath": rewardmath})
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    targets = ["results/tables/rewardmath_metrics.csv", "results/tables/rewardmath_vs_rewardbench.tex",
+               "results/figures/rewardmath_vs_rewardbench.png", "results/figures/rewardmath_vs_rewardbench.pdf"]
+    run_snakemake(workdir, configfile, "--cores", "2", *targets)
+    results = workdir / "results"
+    assert sorted(p.stem for p in (results / "rewardmath" / "data").glob("*.parquet")) == sorted(
+        [*SUBJECT_SLUGS, "rewardbench_math_prm"])
+    assert sorted(p.name for p in (results / "rewardmath" / "scores" / "tiny-prm").glob("*.parquet")) == [
+        "algebra.parquet", "rewardbench_math_prm.parquet"]
+    metrics = {(r["setup"], r["aggregation"]): r for r in _csv(results / "tables" / "rewardmath_metrics.csv")}
+    assert metrics["internlm2_reward", "scalar"]["accuracy"] == "37.27"  # official files in the same table
+    assert metrics["tiny-prm", "geo"]["n"] == "2"
+    assert {a for s, a in metrics if s == "tiny-prm"} == {"prod", "geo", "min", "mean", "last"}
+    side = {(r["model"], r["aggregation"]): r for r in _csv(results / "tables" / "rewardmath_vs_rewardbench.csv")}
+    assert side["tiny-prm", "prod"]["rewardbench_setup"] == "tiny-prm"
+    assert side["ArmoRM_reward", "scalar"]["rewardbench_accuracy"] == "92.84"
+    # Official files are broken down through the prepared data: only the sample's two problems match.
+    breakdown = _csv(results / "tables" / "rewardmath_breakdown.csv")
+    assert {r["value"] for r in breakdown if r["setup"] == "internlm2_reward" and r["by"] == "subject"} == {"Algebra"}
+    assert (results / "figures" / "rewardmath_vs_rewardbench.png").stat().st_size > 10_000
+    assert (workdir / "logs" / "rewardmath" / "metrics.log").exists()
+    rerun = run_snakemake(workdir, configfile, "-n", "--cores", "2", *targets)
+    assert "Nothing to be done" in rerun.stdout + rerun.stderr

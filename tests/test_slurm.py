@@ -1,0 +1,331 @@
+"""The SLURM path on a real single-node cluster (started by .ci/slurm/start.sh: two count-only GPUs).
+
+Skips, with the reason, when no cluster answers `sinfo` or the executor plugin is not installed.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SLURM_PROFILE = REPO / "profiles" / "slurm"
+# This CI cluster has no accounting: no account to charge, and finished jobs are seen through squeue
+# (slurm.conf keeps them for MinJobAge=600 s). The first status check comes after 1 s, not 40.
+CI_CLUSTER_FLAGS = [
+    "--slurm-no-account",
+    "--slurm-status-command", "squeue",
+    "--slurm-init-seconds-before-status-checks", "1",
+]
+
+pytestmark = pytest.mark.slurm
+
+
+def _cluster_problem() -> str | None:
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        return "snakemake-executor-plugin-slurm is not installed (pip install -e '.[slurm]')"
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        return "no Slurm client on PATH (CI starts one with .ci/slurm/install.sh and .ci/slurm/start.sh)"
+    try:
+        result = subprocess.run(["sinfo", "-h", "-o", "%T %G"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"sinfo failed: {error}"
+    if result.returncode != 0:
+        return f"no Slurm cluster answers sinfo: {result.stderr.strip() or result.stdout.strip()}"
+    states = result.stdout.split()
+    if not any(state.startswith(("idle", "mixed", "alloc", "completing")) for state in states):
+        return f"no Slurm node accepts jobs (sinfo: {result.stdout.strip()!r})"
+    if "gpu:2" not in result.stdout:
+        return f"the Slurm node has no gres gpu:2 (sinfo: {result.stdout.strip()!r}); start it with .ci/slurm/start.sh"
+    return None
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster() -> None:
+    problem = _cluster_problem()
+    if problem is not None:
+        pytest.skip(problem)
+
+
+def _run_snakemake(workdir: Path, *extra: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "snakemake", "--directory", str(workdir), *extra]
+    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+
+
+def _overlaps(a: dict, b: dict) -> bool:
+    return a["start"] < b["end"] and b["start"] < a["end"]
+
+
+# Each toy job claims its GPU the way `rmeval score` does, then records what it saw.
+TOY_JOB = textwrap.dedent(
+    """
+    import json, os, socket, sys, time
+    from rmeval.devices import claim_gpus
+
+    with claim_gpus(1) as claim:
+        start = time.time()
+        time.sleep(4)
+        record = {"job": sys.argv[1], "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+                  "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "claim_mode": claim.mode,
+                  "host": socket.gethostname(), "start": start, "end": time.time()}
+    with open(sys.argv[2], "w") as handle:
+        json.dump(record, handle)
+    """
+)
+
+TOY_SNAKEFILE = textwrap.dedent(
+    """
+    rule all:
+        input:
+            expand("out/{i}.json", i=range(4)),
+        localrule: True
+
+
+    rule gpu_job:
+        output:
+            "out/{i}.json",
+        log:
+            "logs/gpu_job/{i}.log",
+        resources:
+            gpu=1,
+            mem_mb=100,
+            runtime=5,
+        shell:
+            "{PYTHON} toy_job.py {wildcards.i} {output} > {log} 2>&1"
+    """
+).replace("{PYTHON}", sys.executable)
+
+
+def test_toy_gpu_jobs_run_as_slurm_jobs_on_distinct_gpus(slurm_cluster: None, tmp_path: Path) -> None:
+    (tmp_path / "Snakefile").write_text(TOY_SNAKEFILE)
+    (tmp_path / "toy_job.py").write_text(TOY_JOB)
+    started = time.monotonic()
+    result = _run_snakemake(tmp_path, "--workflow-profile", str(SLURM_PROFILE), *CI_CLUSTER_FLAGS, "--jobs", "4")
+    wall_s = time.monotonic() - started
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    records = [json.loads((tmp_path / "out" / f"{i}.json").read_text()) for i in range(4)]
+    print(f"toy Slurm workflow: {wall_s:.1f} s; " + ", ".join(
+        f"job {r['job']} -> slurm {r['slurm_job_id']} gpu {r['cuda_visible_devices']}" for r in records))
+    for record in records:
+        assert record["slurm_job_id"], record  # ran inside a Slurm allocation, not on the master
+        assert record["claim_mode"] == "slurm"  # rmeval left CUDA_VISIBLE_DEVICES to Slurm
+        assert record["cuda_visible_devices"] in {"0", "1"}, record
+    assert len({r["slurm_job_id"] for r in records}) == 4
+    for index, first in enumerate(records):
+        for second in records[index + 1:]:
+            if _overlaps(first, second):
+                assert first["cuda_visible_devices"] != second["cuda_visible_devices"], (first, second)
+    # Two GPUs, four 4-second jobs: Slurm must have run two at once.
+    assert any(_overlaps(a, b) for i, a in enumerate(records) for b in records[i + 1:])
+
+
+# --- the real workflow: a tiny config through profiles/slurm, killed mid-run and resumed ---
+
+E2E_GROUPS = ("mathematics", "computer_science", "economics")
+E2E_MODELS = ("tiny-a",)  # 3 one-GPU scoring jobs on 2 GPUs: two waves, so a kill after the first leaves work
+
+
+@dataclass
+class ResumedRun:
+    """A workflow run whose master was killed with SIGKILL after its first score file, then rerun."""
+
+    workdir: Path
+    completed_at_kill: dict[str, tuple[int, str]]  # meta path -> (mtime_ns, text) of pairs done before the kill
+    first_output: str
+    rerun_output: str
+    wall_s: float
+    slurm_run_ids: list[str]
+
+    @property
+    def results(self) -> Path:
+        return self.workdir / "results"
+
+
+def _gpu_model_entry(name: str, model_dir: Path) -> dict:
+    from workflow_helpers import tiny_model_entry
+
+    entry = tiny_model_entry(name, model_dir)
+    entry["resources"] = {"gpu": 1, "mem_mb": 2000, "runtime": 30}  # one GPU each: Slurm must hand them out
+    return entry
+
+
+def _incomplete_outputs(workdir: Path) -> set[str]:
+    """Outputs Snakemake marked as started but not finished (`.snakemake/incomplete/<base64 path>`)."""
+    markers = workdir / ".snakemake" / "incomplete"
+    names = [p.name for p in markers.iterdir()] if markers.is_dir() else []
+    return {base64.urlsafe_b64decode(name).decode(errors="replace") for name in names if not name.startswith("@")}
+
+
+def _recorded_complete(workdir: Path) -> list[Path]:
+    """Score metadata files of pairs whose job Snakemake recorded as finished."""
+    incomplete = _incomplete_outputs(workdir)
+    done = []
+    for meta in (workdir / "results" / "scores").glob("*/*.meta.json"):
+        relative = meta.relative_to(workdir).as_posix()
+        if relative not in incomplete and relative.replace(".meta.json", ".parquet") not in incomplete:
+            done.append(meta)
+    return done
+
+
+def _run_killed_then_resumed(workdir: Path, configfile: Path, args: list[str], env: dict[str, str],
+                             slurm: bool) -> ResumedRun:
+    from workflow_helpers import REPO_ROOT
+
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
+               "--configfile", str(configfile), *args]
+    started = time.monotonic()
+    first_log = workdir / "first-run.log"
+    with first_log.open("w") as log:
+        # Own session: the kill takes the master and its local children at once, like a lost login shell.
+        master = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    deadline = time.monotonic() + 600
+    while not _recorded_complete(workdir):
+        if master.poll() is not None:
+            pytest.fail(f"the run ended before it could be killed:\n{first_log.read_text()[-6000:]}")
+        if time.monotonic() > deadline:
+            os.killpg(master.pid, signal.SIGKILL)
+            pytest.fail(f"no score file after 600 s:\n{first_log.read_text()[-6000:]}")
+        time.sleep(0.2)
+    os.killpg(master.pid, signal.SIGKILL)
+    master.wait()
+    # Completed = Snakemake recorded the job as finished. A job that wrote its files in the instant
+    # before the kill, before the master saw it end, is still marked incomplete and runs again.
+    completed = {str(p): (p.stat().st_mtime_ns, p.read_text()) for p in _recorded_complete(workdir)}
+    first_output = first_log.read_text()
+    run_ids = re.findall(r"SLURM run ID: (\S+)", first_output)
+    if slurm:
+        assert run_ids, first_output[-4000:]
+        # The killed master cannot cancel its jobs: do what the README tells users to do.
+        subprocess.run(["scancel", f"--name={run_ids[0]}"], check=True)
+        for _ in range(150):
+            live = subprocess.run(["squeue", "-h", f"--name={run_ids[0]}", "-t", "PENDING,RUNNING,COMPLETING"],
+                                  capture_output=True, text=True, check=True).stdout.strip()
+            if not live:
+                break
+            time.sleep(0.2)
+    unlock = subprocess.run([*command, "--unlock"], capture_output=True, text=True, env=env, timeout=300)
+    assert unlock.returncode == 0, unlock.stderr[-4000:]
+    rerun = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+    rerun_output = rerun.stdout + rerun.stderr
+    assert rerun.returncode == 0, rerun_output[-8000:]
+    run_ids += re.findall(r"SLURM run ID: (\S+)", rerun_output)
+    return ResumedRun(workdir, completed, first_output, rerun_output, time.monotonic() - started, run_ids)
+
+
+@pytest.fixture(scope="module")
+def e2e_config(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, tiny_model_dir: Path) -> Path:
+    from workflow_helpers import PAPER_GROUPS, write_config, write_kaggle_snapshot
+
+    base = tmp_path_factory.mktemp("slurm-e2e")
+    snapshot = base / "inputs" / "arxiv-metadata-oai-snapshot.json.gz"
+    write_kaggle_snapshot(shared_data, snapshot, per_group=20)
+    models = [_gpu_model_entry(name, tiny_model_dir) for name in E2E_MODELS]
+    configfile = base / "config.yaml"
+    write_config(configfile, snapshot, models, papers_per_group=12, reference_model=E2E_MODELS[0],
+                 extra={"groups": {group: PAPER_GROUPS[group] for group in E2E_GROUPS}})
+    return configfile
+
+
+def _workflow_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "CUDA_VISIBLE"))}
+    return {**env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RMEVAL_GPU_LOCK_DIR": str(tmp / "gpu-locks")}
+
+
+@pytest.fixture(scope="module")
+def local_run(e2e_config: Path, tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
+    """The reference: the same config on this machine (two fake GPUs, claimed through lock files)."""
+    workdir = tmp_path_factory.mktemp("local-run")
+    env = {**_workflow_env(workdir), "RMEVAL_GPU_COUNT": "2"}
+    args = ["--workflow-profile", str(REPO / "profiles" / "local"), "--cores", "2"]
+    return _run_killed_then_resumed(workdir, e2e_config, args, env, slurm=False)
+
+
+@pytest.fixture(scope="module")
+def slurm_run(slurm_cluster: None, e2e_config: Path, tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
+    workdir = tmp_path_factory.mktemp("slurm-run")
+    args = ["--workflow-profile", str(SLURM_PROFILE), *CI_CLUSTER_FLAGS, "--jobs", "6", "--local-cores", "2"]
+    return _run_killed_then_resumed(workdir, e2e_config, args, _workflow_env(workdir), slurm=True)
+
+
+def _assert_completed_pairs_not_rescored(run: ResumedRun) -> None:
+    assert run.completed_at_kill, "the kill came before any pair was complete"
+    for meta, (mtime_ns, text) in run.completed_at_kill.items():
+        path = Path(meta)
+        assert path.stat().st_mtime_ns == mtime_ns and path.read_text() == text, f"{meta} was re-scored"
+        relative = path.relative_to(run.workdir).as_posix().replace(".meta.json", ".parquet")
+        assert relative not in run.rerun_output, f"the rerun scheduled {relative} again"
+    all_metas = set(map(str, run.results.glob("scores/*/*.meta.json")))
+    assert len(all_metas) == len(E2E_MODELS) * len(E2E_GROUPS)
+    assert all_metas - set(run.completed_at_kill), "nothing was left to score after the kill"
+
+
+def test_local_run_killed_then_resumed_keeps_completed_pairs(local_run: ResumedRun) -> None:
+    _assert_completed_pairs_not_rescored(local_run)
+    for meta_path in local_run.results.glob("scores/*/*.meta.json"):
+        assert json.loads(meta_path.read_text())["gpu_devices"] in (["0"], ["1"])  # claimed a fake GPU
+
+
+def _slurm_job(job_id: str) -> dict[str, str]:
+    line = subprocess.run(["scontrol", "-o", "show", "job", job_id], capture_output=True, text=True,
+                          check=True).stdout
+    return dict(field.split("=", 1) for field in line.split() if "=" in field)
+
+
+def test_slurm_run_scores_every_pair_as_a_slurm_job_on_distinct_gpus(slurm_run: ResumedRun) -> None:
+    from datetime import datetime
+
+    jobs = []
+    for model in E2E_MODELS:
+        for group in E2E_GROUPS:
+            log = (slurm_run.workdir / "logs" / "score" / model / f"{group}.log").read_text()
+            found = re.search(r"Slurm job (\d+): using the GPUs Slurm assigned: \['(\d)'\]", log)
+            assert found, f"{model}/{group} did not run inside a Slurm job:\n{log[-2000:]}"
+            job_id, gpu = found.groups()
+            meta = json.loads((slurm_run.results / "scores" / model / f"{group}.meta.json").read_text())
+            assert meta["gpu_devices"] == [gpu]
+            slurm = _slurm_job(job_id)
+            assert slurm["JobName"] in slurm_run.slurm_run_ids
+            assert "score_fairness" in slurm.get("Comment", "") and slurm["JobState"] == "COMPLETED"
+            start = datetime.fromisoformat(slurm["StartTime"]).timestamp()
+            end = datetime.fromisoformat(slurm["EndTime"]).timestamp()
+            jobs.append({"pair": f"{model}/{group}", "job": job_id, "gpu": gpu, "start": start, "end": end})
+    print(f"\nSlurm end-to-end (kill + resume): {slurm_run.wall_s:.0f} s; "
+          + "; ".join(f"{j['pair']} -> Slurm job {j['job']}, CUDA_VISIBLE_DEVICES={j['gpu']}" for j in jobs))
+    for index, first in enumerate(jobs):
+        for second in jobs[index + 1:]:
+            if first["start"] < second["end"] and second["start"] < first["end"]:
+                assert first["gpu"] != second["gpu"], (first, second)
+    # Only scoring went to the cluster: downloads, statistics and figures ran on the submit host.
+    for run_id in slurm_run.slurm_run_ids:
+        listing = subprocess.run(["squeue", "-h", "-t", "all", f"--name={run_id}", "-o", "%k"],
+                                 capture_output=True, text=True, check=True).stdout.split()
+        assert all(comment.startswith("rule_score_fairness") for comment in listing), listing
+
+
+def test_slurm_run_killed_then_resumed_keeps_completed_pairs(slurm_run: ResumedRun) -> None:
+    _assert_completed_pairs_not_rescored(slurm_run)
+
+
+def test_slurm_tables_equal_the_local_run(slurm_run: ResumedRun, local_run: ResumedRun) -> None:
+    import pandas as pd
+
+    names = sorted(p.name for p in (local_run.results / "tables").glob("*.csv"))
+    assert "table1_anova.csv" in names and "group_means.csv" in names
+    assert names == sorted(p.name for p in (slurm_run.results / "tables").glob("*.csv"))
+    for name in names:
+        expected = pd.read_csv(local_run.results / "tables" / name)
+        actual = pd.read_csv(slurm_run.results / "tables" / name)
+        pd.testing.assert_frame_equal(actual, expected, rtol=1e-6, obj=name)

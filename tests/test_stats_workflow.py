@@ -1,0 +1,63 @@
+"""The `fairness_stats` and `fairness_summary` rules, run by Snakemake on hand-made score files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+from test_stats_cli import GROUPS, MODELS, write_scores
+
+REPO = Path(__file__).resolve().parents[1]
+
+SNAKEFILE = f"""\
+from snakemake.utils import validate
+
+validate(config, {str(REPO / "workflow/schemas/config.schema.yaml")!r})
+
+
+include: {str(REPO / "workflow/rules/common.smk")!r}
+include: {str(REPO / "workflow/rules/fairness.smk")!r}
+
+
+rule all:
+    input:
+        "results/summary.md",
+"""
+
+
+def test_rules_turn_score_files_into_tables_and_summary(tmp_path: Path) -> None:
+    models = {k: MODELS[k] for k in ("unfair-rm", "negative-rm", "ref-rm")}
+    write_scores(tmp_path / "results" / "scores", models)
+    for csv in (tmp_path / "results" / "scores").glob("*/*.csv"):  # the workflow's scores are parquet
+        pd.read_csv(csv).to_parquet(csv.with_suffix(".parquet"))
+        csv.unlink()
+    config = {
+        "groups": {group: ["cs"] for group in GROUPS},
+        "arxiv": {"source": "snapshot", "snapshot": "unused.jsonl"},
+        "registry": str(REPO / "config" / "models.yaml"),
+        # inline models: their ranks must reach the tables even though the registry lacks them
+        "models": [{"name": name, "path": f"local/{name}", "rewardbench_rank": rank}
+                   for name, rank in zip(models, (5, 2, 1), strict=True)],
+        "reference_model": "ref-rm",
+        "stats": {"bootstrap": 200, "permutations": 200, "seed": 4},
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    (tmp_path / "Snakefile").write_text(SNAKEFILE)
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", "Snakefile", "--configfile", "config.yaml", "--cores", "1"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    tables = tmp_path / "results" / "tables"
+    table1 = pd.read_csv(tables / "table1_anova.csv")
+    assert list(table1["model"]) == list(models)  # config order, not alphabetical
+    assert list(table1["rewardbench_rank"]) == [5, 2, 1]
+    assert list(pd.read_csv(tables / "group_means.csv")["group"][:4]) == GROUPS
+    assert set(pd.read_csv(tables / "table4_pearson.csv")["model"]) == {"unfair-rm", "negative-rm"}
+    assert pd.read_csv(tables / "table10_rank_vs_fairness.csv")["n_models"].eq(3).all()
+    assert "### unfair-rm" in (tmp_path / "results" / "summary.md").read_text()
+    assert "tables written" in (tmp_path / "logs" / "fairness_stats.log").read_text()
+    assert (tmp_path / "logs" / "fairness_summary.log").exists()

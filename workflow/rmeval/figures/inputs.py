@@ -1,0 +1,151 @@
+"""Read and check the fairness tables the figures are drawn from.
+
+Each loader checks the columns it needs and names the file and row at fault, so that a
+hand-made or stale table gives one clear message instead of a matplotlib traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rmeval.errors import RmevalError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+GROUP_MEANS_COLUMNS = ("model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high")
+GAP_COLUMNS = (
+    "model",
+    "max_group",
+    "min_group",
+    "scale_free_gap",
+    "gap_ci_low",
+    "gap_ci_high",
+    "nmgd_percent",
+    "nmgd_ci_low",
+    "nmgd_ci_high",
+    "perm_p_value",
+)
+ADJUSTED_COLUMNS = ("model", "group", "raw_mean", "adjusted_mean")
+RANK_POINTS_COLUMNS = ("model", "rewardbench_rank", "nmgd_percent", "scale_free_gap")
+
+
+def group_label(group: str) -> str:
+    """A config key such as `computer_science` as readers expect it: `computer science`."""
+    return group.replace("_", " ")
+
+
+def ordered_unique(values: pd.Series) -> list[str]:
+    """Values in order of first appearance (the stats writer keeps the config's model and group order)."""
+    return list(dict.fromkeys(str(value) for value in values))
+
+
+def read_table(path: Path, columns: tuple[str, ...], numeric: tuple[str, ...]) -> pd.DataFrame:
+    """Read one CSV, check that `columns` are present and `numeric` columns hold numbers (NaN allowed)."""
+    import pandas as pd
+
+    if not path.is_file():
+        raise RmevalError(f"{path}: table not found (run `rmeval fairness-stats` first)")
+    try:
+        table = pd.read_csv(path, dtype={"model": str, "group": str, "max_group": str, "min_group": str})
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise RmevalError(f"{path}: not a readable CSV table ({error})") from None
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise RmevalError(f"{path}: missing column(s) {missing}; expected {list(columns)}")
+    for column in numeric:
+        converted = pd.to_numeric(table[column], errors="coerce")
+        bad = table.index[converted.isna() & table[column].notna()]
+        if len(bad):
+            row = int(bad[0])
+            raise RmevalError(
+                f"{path}: row {row + 2} (model {table.at[row, 'model']!r}): "
+                f"column {column!r} is not a number: {table.at[row, column]!r}"
+            )
+        table[column] = converted.astype("float64")
+    if table["model"].isna().any():
+        row = int(table.index[table["model"].isna()][0])
+        raise RmevalError(f"{path}: row {row + 2}: empty model name")
+    return table
+
+
+def _require_rows(table: pd.DataFrame, path: Path) -> None:
+    if table.empty:
+        raise RmevalError(f"{path}: the table has no rows")
+
+
+def _require_finite(table: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
+    import numpy as np
+
+    for column in columns:
+        values = table[column].to_numpy(dtype="float64")
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            row = int(bad[0])
+            raise RmevalError(
+                f"{path}: row {row + 2} (model {table['model'].iloc[row]!r}): "
+                f"{column} must be a finite number, got {values[row]!r}"
+            )
+
+
+def _require_unique(table: pd.DataFrame, path: Path, keys: list[str]) -> None:
+    duplicated = table.duplicated(subset=keys, keep=False)
+    if duplicated.any():
+        row = int(table.index[duplicated][0])
+        where = ", ".join(f"{key} {table.at[row, key]!r}" for key in keys)
+        raise RmevalError(f"{path}: row {row + 2}: duplicate entry for {where}")
+
+
+def read_group_means(path: Path) -> pd.DataFrame:
+    numeric = ("n", "mean", "std", "sem", "ci_low", "ci_high")
+    table = read_table(path, GROUP_MEANS_COLUMNS, numeric)
+    _require_rows(table, path)
+    _require_finite(table, path, ("mean", "ci_low", "ci_high"))
+    _require_unique(table, path, ["model", "group"])
+    return table
+
+
+def read_gap(path: Path) -> pd.DataFrame:
+    numeric = GAP_COLUMNS[3:]
+    table = read_table(path, GAP_COLUMNS, numeric)
+    _require_rows(table, path)
+    _require_finite(table, path, ("scale_free_gap",))
+    _require_unique(table, path, ["model"])
+    return table
+
+
+def read_adjusted(path: Path) -> pd.DataFrame:
+    """Adjusted means may be empty or NaN when the score files carry no n_tokens (figure says so)."""
+    table = read_table(path, ADJUSTED_COLUMNS, ("raw_mean", "adjusted_mean"))
+    if not table.empty:
+        _require_unique(table, path, ["model", "group"])
+    return table
+
+
+def read_rank_points(path: Path) -> pd.DataFrame:
+    """Ranks may be empty (models without a `rewardbench_rank` in the registry)."""
+    table = read_table(path, RANK_POINTS_COLUMNS, ("rewardbench_rank", "nmgd_percent", "scale_free_gap"))
+    if not table.empty:
+        _require_unique(table, path, ["model"])
+    return table
+
+
+@dataclass(frozen=True)
+class TablePaths:
+    """Where each input table lives; defaults are the names `rmeval fairness-stats` writes."""
+
+    group_means: Path
+    gap: Path
+    adjusted: Path
+    rank_points: Path
+
+    @classmethod
+    def in_directory(cls, tables: Path) -> TablePaths:
+        return cls(
+            group_means=tables / "group_means.csv",
+            gap=tables / "table7_gap.csv",
+            adjusted=tables / "adjusted_group_means.csv",
+            rank_points=tables / "rank_vs_fairness_points.csv",
+        )

@@ -1,0 +1,265 @@
+"""The shared path of every local transformers adapter: loading, padding, batched forward.
+
+Subclasses say which Auto class loads the model, which padding side it needs, how the
+text is rendered, and how the model's output becomes one scalar per row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rmeval.errors import RmevalError
+from rmeval.models.base import BatchScores, Prepared, RewardScorer, Runtime
+from rmeval.models.chat import Encoded, RenderFn, RowEncoder, chat_template_renderer
+from rmeval.registry import ModelSpec
+from rmeval.tasks import Pairs
+
+PADDING_SIDES = ("left", "right")
+
+
+def _log(message: str) -> None:
+    print(f"rmeval score: {message}", file=sys.stderr, flush=True)
+
+
+def local_fingerprint(path: Path) -> str:
+    """A content fingerprint of a local model folder (file names and sizes, small text files' bytes)."""
+    digest = hashlib.sha256()
+    for item in sorted(path.iterdir()):
+        if item.is_file():
+            digest.update(f"{item.name}:{item.stat().st_size}\n".encode())
+            if item.suffix in (".json", ".py", ".jinja"):
+                digest.update(item.read_bytes())
+    return f"local-sha256:{digest.hexdigest()[:16]}"
+
+
+def resolve_commit(spec: ModelSpec) -> str | None:
+    """The hub commit `spec.revision` (None = main) points to: from the local HF cache first (what
+    `rmeval download-model` filled), else from the Hub unless offline. None when unknown."""
+    import os
+
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(spec.path, "config.json", revision=spec.revision)
+        if isinstance(cached, str):
+            return Path(cached).parent.name  # .../snapshots/<commit>/config.json
+        if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+            return None
+        from huggingface_hub import HfApi
+
+        return HfApi().model_info(spec.path, revision=spec.revision).sha
+    except Exception:  # noqa: BLE001 - best effort; loading itself reports real problems
+        return None
+
+
+def model_revision(spec: ModelSpec) -> tuple[str | None, str]:
+    """(revision to load with, revision to record). Loading pins the resolved commit so tokenizer and
+    weights come from the same repository state."""
+    path = Path(spec.path).expanduser()
+    if spec.path.startswith(("/", "./", "../", "~")) and not path.is_dir():
+        raise RmevalError(f"model {spec.name!r}: path {spec.path!r} is not a model directory")
+    if path.is_dir():
+        if path.parent.name == "snapshots":  # a Hugging Face cache snapshot: the folder is the commit
+            return None, path.name
+        return None, local_fingerprint(path)
+    commit = resolve_commit(spec)
+    if commit:
+        return commit, commit
+    return spec.revision, spec.revision or "unresolved (hub main)"
+
+
+class HFScorer(RewardScorer):
+    """A local transformers reward model scored in padded batches."""
+
+    auto_class = "AutoModelForSequenceClassification"
+    default_padding_side = "right"
+    supported_padding_sides: tuple[str, ...] = PADDING_SIDES
+    default_chat_template: str | None = None  # adapter's format when the registry sets none
+
+    def __init__(self, spec: ModelSpec, runtime: Runtime) -> None:
+        import torch
+
+        self.spec = spec
+        self.runtime = runtime
+        self.torch_dtype = getattr(torch, runtime.dtype)
+        self.padding_side = runtime.padding_side or self.default_padding_side
+        if self.padding_side not in self.supported_padding_sides:
+            raise RmevalError(
+                f"model {spec.name!r}: adapter {spec.adapter!r} supports padding {list(self.supported_padding_sides)}, "
+                f"not {self.padding_side!r}"
+            )
+        if not sys.stderr.isatty():
+            # transformers' own tqdm bars are carriage-return soup in Snakemake / Slurm log files.
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()
+        self.load_revision, self.revision = model_revision(spec)
+        self.tokenizer = self._load_tokenizer()
+        self.model, self.attn_implementation = self._load_model()
+        self.model.eval()
+        self.pad_id = self._pad_id()
+        self.input_device = self.model.get_input_embeddings().weight.device
+        self.takes_position_ids = self._accepts("position_ids")
+        self.encoded: Encoded | None = None
+
+    # --- loading ---------------------------------------------------------------------------
+    def _load_tokenizer(self) -> Any:
+        from transformers import AutoTokenizer
+
+        try:
+            return AutoTokenizer.from_pretrained(
+                self.spec.path, revision=self.load_revision, trust_remote_code=self.spec.trust_remote_code
+            )
+        except OSError as error:
+            raise RmevalError(f"model {self.spec.name!r}: cannot load tokenizer from {self.spec.path!r}: {error}") from None
+
+    def _load_kwargs(self) -> dict[str, Any]:
+        import transformers
+        from packaging.version import Version
+
+        # transformers renamed `torch_dtype` to `dtype` in 4.56; older releases only know the old name.
+        dtype_key = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
+        kwargs: dict[str, Any] = {
+            "revision": self.load_revision,
+            dtype_key: self.torch_dtype,
+            "trust_remote_code": self.spec.trust_remote_code,
+        }
+        if self.runtime.device == "auto-sharded":
+            kwargs["device_map"] = "auto"  # e.g. a 13B model over 2 GPUs
+        elif self.runtime.device != "cpu":
+            kwargs["device_map"] = self.runtime.device
+        return kwargs
+
+    def _load_model(self) -> tuple[Any, str]:
+        import transformers
+
+        auto = getattr(transformers, self.auto_class)
+        kwargs = self._load_kwargs()
+        try:
+            return auto.from_pretrained(self.spec.path, attn_implementation="sdpa", **kwargs), "sdpa"
+        except (ValueError, ImportError) as error:
+            if "sdpa" not in str(error).lower() and "attn_implementation" not in str(error):
+                raise
+            _log(f"model {self.spec.name!r} does not support sdpa attention; using its default ({error})")
+        except OSError as error:
+            raise RmevalError(f"model {self.spec.name!r}: cannot load weights from {self.spec.path!r}: {error}") from None
+        return auto.from_pretrained(self.spec.path, **kwargs), "default"
+
+    def _pad_id(self) -> int:
+        # The model's own config decides which id its head treats as padding, so pad with that one.
+        for candidate in (
+            getattr(self.model.config, "pad_token_id", None),
+            self.tokenizer.pad_token_id,
+            self.tokenizer.eos_token_id,
+        ):
+            if isinstance(candidate, int):
+                if getattr(self.model.config, "pad_token_id", None) is None:
+                    self.model.config.pad_token_id = candidate  # HF heads refuse batches > 1 without it
+                return candidate
+        raise RmevalError(f"model {self.spec.name!r}: no pad, eos or config pad token id to pad batches with")
+
+    def _accepts(self, argument: str) -> bool:
+        parameters = inspect.signature(self.model.forward).parameters
+        return argument in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+    # --- encoding ----------------------------------------------------------------------------
+    def renderer(self) -> RenderFn:
+        return chat_template_renderer(self.tokenizer, self.spec.chat_template or self.default_chat_template, self.spec.name)
+
+    def texts_of(self, pairs: Pairs) -> tuple[list[str], list[str]]:
+        """(prompts, responses) as this adapter renders them; PRMs override."""
+        return pairs.prompts, pairs.responses
+
+    def prepare(self, pairs: Pairs) -> Prepared:
+        encoder = RowEncoder(
+            self.tokenizer,
+            self.renderer(),
+            max_length=self.spec.max_length,
+            truncation=self.spec.truncation,
+            add_bos=self.spec.add_bos,
+            model_name=self.spec.name,
+        )
+        prompts, responses = self.texts_of(pairs)
+        self.encoded = encoder.encode(pairs.ids, prompts, responses)
+        lengths = self.encoded.lengths
+        return Prepared(costs=lengths.copy(), n_tokens=lengths.copy(), truncated=self.encoded.truncated.copy())
+
+    # --- scoring -----------------------------------------------------------------------------
+    def batch_arrays(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Padded ids and attention mask for rows `indices`, built without a per-row Python loop."""
+        assert self.encoded is not None, "prepare() must run before score()"
+        lengths = self.encoded.lengths[indices]
+        width = int(lengths.max())
+        columns = np.arange(width)
+        if self.padding_side == "right":
+            mask = columns[None, :] < lengths[:, None]
+        else:
+            mask = columns[None, :] >= (width - lengths)[:, None]
+        starts = self.encoded.offsets[indices]
+        row_first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        source = np.repeat(starts - row_first, lengths) + np.arange(int(lengths.sum()))
+        ids = np.full((len(indices), width), self.pad_id, dtype=np.int64)
+        ids[mask] = self.encoded.flat_ids[source]  # boolean assignment fills row-major, as `source` is
+        return ids, mask
+
+    def model_inputs(self, ids: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
+        import torch
+
+        inputs = {
+            "input_ids": torch.from_numpy(ids).to(self.input_device),
+            "attention_mask": torch.from_numpy(mask.astype(np.int64)).to(self.input_device),
+        }
+        if self.padding_side == "left" and self.takes_position_ids:
+            # Positions count real tokens only, so a left-padded row sees the same positions as unpadded.
+            positions = np.maximum(np.cumsum(mask, axis=1) - 1, 0)
+            inputs["position_ids"] = torch.from_numpy(positions).to(self.input_device)
+        return inputs
+
+    def rewards_from_output(self, output: Any, inputs: dict[str, Any]) -> Any:
+        """One scalar per row (a tensor of shape [batch])."""
+        return output.logits[:, 0]
+
+    def score(self, indices: np.ndarray) -> BatchScores:
+        import torch
+
+        ids, mask = self.batch_arrays(indices)
+        inputs = self.model_inputs(ids, mask)
+        with torch.inference_mode():
+            output = self.model(**inputs)
+            rewards = self.rewards_from_output(output, inputs)
+        return BatchScores(rewards=rewards.reshape(-1).float().cpu().numpy().astype(np.float64))
+
+    # --- engine hooks --------------------------------------------------------------------------
+    def is_out_of_memory(self, error: BaseException) -> bool:
+        import torch
+
+        if isinstance(error, torch.cuda.OutOfMemoryError):
+            return True
+        return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
+
+    def after_out_of_memory(self) -> None:
+        import gc
+
+        import torch
+
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "revision": self.revision,
+            "dtype": self.runtime.dtype,
+            "device": str(self.input_device) if self.runtime.device != "auto-sharded" else "cuda (sharded)",
+            "n_gpus": self.runtime.n_gpus,
+            "padding_side": self.padding_side,
+            "attn_implementation": self.attn_implementation,
+            "pad_token_id": self.pad_id,
+            "model_class": type(self.model).__name__,
+        }

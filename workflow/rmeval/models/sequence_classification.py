@@ -1,0 +1,17 @@
+"""`sequence-classification`: the generic `AutoModelForSequenceClassification` path.
+
+The reward is logit 0 of the classification head, read at the last non-pad token by the
+model's own head (FsfairX-LLaMA3-RM-v0.1, RM-Mistral-7B, Mistral-RM-for-RAFT-GSHF-v0,
+tulu-v2.5-13b-preference-mix-rm, Skywork-Reward-V2, ...). The text is the (prompt, response)
+conversation rendered with the model's own chat template (or the registry's override).
+Either padding side works: positions are passed explicitly for left padding.
+"""
+
+from __future__ import annotations
+
+from rmeval.models.hf import HFScorer
+
+
+class SequenceClassificationScorer(HFScorer):
+    auto_class = "AutoModelForSequenceClassification"
+    default_padding_side = "right"

@@ -1,0 +1,126 @@
+"""RewardMATH's one-to-many metrics and RewardBench's one-to-one accuracy, with bootstrap CIs.
+
+Definitions (Kim et al. 2024; the official `RewardMATHEvaluation`):
+- accuracy: the chosen solution scores strictly above every rejected one; a tie is a failure;
+- MRR: 1 / rank of the chosen solution, where every rejected solution scoring at least as high ranks
+  above it (ties are ranked against the chosen one), so all-equal scores give 1 / (k + 1).
+Each problem (each row as given; duplicated problems count twice, as in the official files) weighs the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rmeval.errors import RmevalError
+
+
+@dataclass(frozen=True)
+class ProblemScores:
+    """The scores of one problem's chosen solution and its rejected ones, under one aggregation."""
+
+    key: str  # where it came from (file row / problem_id), for error messages
+    chosen: float
+    rejected: tuple[float, ...]
+    subject: str | None = None
+    level: int | None = None
+
+
+@dataclass(frozen=True)
+class SetupScores:
+    """All problems of one setup (a model, or an official result file) under one aggregation."""
+
+    setup: str
+    aggregation: str  # scalar | prod | geo | min | mean | last | pairwise
+    problems: tuple[ProblemScores, ...]
+    n_missing_verdicts: int = 0  # pairwise judges only: null verdicts, counted as losses
+
+
+@dataclass(frozen=True)
+class Outcome:
+    correct: bool
+    reciprocal_rank: float
+
+
+def check_finite(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise RmevalError(f"{where}: score {value!r} is not a finite number")
+    return float(value)
+
+
+def problem_outcome(problem: ProblemScores) -> Outcome:
+    if not problem.rejected:
+        raise RmevalError(f"{problem.key}: no rejected solutions to compare the chosen one against")
+    check_finite(problem.chosen, f"{problem.key}: chosen")
+    for index, value in enumerate(problem.rejected):
+        check_finite(value, f"{problem.key}: rejected[{index}]")
+    at_least_as_high = sum(value >= problem.chosen for value in problem.rejected)
+    return Outcome(correct=at_least_as_high == 0, reciprocal_rank=1.0 / (1 + at_least_as_high))
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    n: int
+    accuracy: float  # percent
+    mrr: float  # percent
+    accuracy_ci: tuple[float, float]
+    mrr_ci: tuple[float, float]
+
+
+def bootstrap_means(values: Sequence[Sequence[float]], n_bootstrap: int, seed: int,
+                    level: float = 0.95) -> list[tuple[float, float]]:
+    """Percentile CIs of the means of several per-problem vectors, resampling problems jointly."""
+    import numpy as np
+
+    matrix = np.asarray(values, dtype=float)  # (n_metrics, n_problems)
+    n = matrix.shape[1]
+    if n == 0 or n_bootstrap <= 0:
+        return [(math.nan, math.nan)] * matrix.shape[0]
+    rng = np.random.default_rng(seed)
+    means = np.empty((matrix.shape[0], n_bootstrap))
+    chunk = max(1, 2_000_000 // n)  # bound memory: resample at most ~2M indices at a time
+    for start in range(0, n_bootstrap, chunk):
+        stop = min(n_bootstrap, start + chunk)
+        indices = rng.integers(0, n, size=(stop - start, n))
+        means[:, start:stop] = matrix[:, indices].mean(axis=2)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail], axis=1)
+    return [(float(lo), float(hi)) for lo, hi in zip(low, high, strict=True)]
+
+
+def summarize(problems: Sequence[ProblemScores], n_bootstrap: int = 1000, seed: int = 0) -> MetricSummary:
+    outcomes = [problem_outcome(problem) for problem in problems]
+    if not outcomes:
+        raise RmevalError("no problems to evaluate")
+    correct = [100.0 * outcome.correct for outcome in outcomes]
+    reciprocal = [100.0 * outcome.reciprocal_rank for outcome in outcomes]
+    accuracy_ci, mrr_ci = bootstrap_means([correct, reciprocal], n_bootstrap, seed)
+    return MetricSummary(
+        n=len(outcomes),
+        accuracy=sum(correct) / len(correct),
+        mrr=sum(reciprocal) / len(reciprocal),
+        accuracy_ci=accuracy_ci,
+        mrr_ci=mrr_ci,
+    )
+
+
+@dataclass(frozen=True)
+class PairScores:
+    key: str
+    chosen: float
+    rejected: float
+
+
+def pairwise_accuracy(pairs: Sequence[PairScores], n_bootstrap: int = 1000,
+                      seed: int = 0) -> tuple[int, float, tuple[float, float]]:
+    """RewardBench's one-to-one accuracy (chosen strictly above rejected), percent, with its bootstrap CI."""
+    if not pairs:
+        raise RmevalError("no pairs to evaluate")
+    wins = []
+    for pair in pairs:
+        chosen = check_finite(pair.chosen, f"{pair.key}: chosen")
+        rejected = check_finite(pair.rejected, f"{pair.key}: rejected")
+        wins.append(100.0 * (chosen > rejected))
+    (ci,) = bootstrap_means([wins], n_bootstrap, seed)
+    return len(wins), sum(wins) / len(wins), ci

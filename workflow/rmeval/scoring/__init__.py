@@ -1,0 +1,1 @@
+"""The scoring engine: token-budget batches, truncation flags, checkpoint/resume, OOM back-off, metadata."""

@@ -1,0 +1,86 @@
+"""`rmeval score`: score one input table with one reward model.
+
+    rmeval score --spec '<ModelSpec JSON>' --task fairness --input results/data/physics.parquet \
+        --output results/scores/M/physics.parquet --meta results/scores/M/physics.meta.json --threads 2
+
+GPUs are claimed (rmeval.devices.claim_gpus) before torch is imported and held for the whole job.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rmeval.errors import RmevalError
+from rmeval.registry import ModelSpec
+from rmeval.tasks import TASKS
+
+
+def _spec(text: str) -> ModelSpec:
+    if text.startswith("@"):
+        path = Path(text[1:])
+        if not path.exists():
+            raise RmevalError(f"--spec: file not found: {path}")
+        text = path.read_text()
+    return ModelSpec.from_json(text)
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {number}")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rmeval score", description="Score one input table with one reward model.")
+    parser.add_argument("--spec", required=True, help="the model's registry entry as JSON (or @file.json)")
+    parser.add_argument("--task", required=True, choices=TASKS, help="fairness: data tables; pairs: id/prompt/response[/steps]")
+    parser.add_argument("--input", required=True, type=Path, help="input table (.parquet, .jsonl or .csv)")
+    parser.add_argument("--output", required=True, type=Path, help="scores parquet to write")
+    parser.add_argument("--meta", type=Path, help="metadata sidecar (default: OUTPUT with .meta.json)")
+    parser.add_argument("--threads", type=_positive, help="torch CPU threads (the rule's threads:)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="auto: CUDA when the model asks for GPUs and one is visible, else CPU")
+    parser.add_argument("--token-budget", type=_positive,
+                        help="padded tokens per batch (default 4096 on CPU, 65536 on GPU; requests per batch for API models)")
+    parser.add_argument("--max-batch-rows", type=_positive, default=64, help="cap on rows per batch (default 64)")
+    parser.add_argument("--checkpoint-every", type=int, default=500,
+                        help="rows between checkpoints in OUTPUT.partial/ (0 disables; default 500)")
+    parser.add_argument("--padding-side", choices=("left", "right"),
+                        help="override the adapter's padding side (for checks; results must not change)")
+    parser.add_argument("--progress-every", type=float, help="seconds between progress lines (default 15, 0.5 on a TTY)")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    spec = _spec(args.spec)
+    meta = args.meta or args.output.with_name(args.output.name.removesuffix(".parquet") + ".meta.json")
+    from rmeval.devices import claim_gpus
+
+    if args.device == "cpu" or spec.adapter == "nemotron-api":
+        gpus = 0
+    else:
+        gpus = max(1, spec.resources.gpu) if args.device == "cuda" else spec.resources.gpu
+    # Claim before torch is imported: CUDA reads CUDA_VISIBLE_DEVICES once, at initialisation.
+    with claim_gpus(gpus) as claim:
+        from rmeval.scoring.job import JobRequest, run_job
+
+        request = JobRequest(
+            spec=spec,
+            task=args.task,
+            input=args.input,
+            output=args.output,
+            meta=meta,
+            threads=args.threads,
+            device=args.device,
+            token_budget=args.token_budget,
+            max_batch_rows=args.max_batch_rows,
+            checkpoint_every=args.checkpoint_every,
+            padding_side=args.padding_side,
+            progress_every_s=args.progress_every,
+            gpu_devices=claim.devices,
+        )
+        run_job(request)
+    return 0

@@ -1,0 +1,173 @@
+"""One scoring job: input file + model spec -> scores parquet + metadata sidecar.
+
+Runs after the GPUs are claimed (see rmeval.scoring.cli), so importing torch here is safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rmeval.errors import RmevalError
+from rmeval.models.base import Runtime
+from rmeval.registry import ModelSpec
+
+DEFAULT_TOKEN_BUDGET = {"cpu": 4096, "cuda": 65536}
+DEFAULT_API_BATCH = 64  # requests in flight per engine batch (concurrency is bounded separately)
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    spec: ModelSpec
+    task: str
+    input: Path
+    output: Path
+    meta: Path
+    threads: int | None = None
+    device: str = "auto"  # auto | cpu | cuda
+    token_budget: int | None = None
+    max_batch_rows: int = 64
+    checkpoint_every: int = 500
+    padding_side: str | None = None
+    progress_every_s: float | None = None
+    gpu_devices: tuple[str, ...] = ()
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def resolve_runtime(request: JobRequest) -> Runtime:
+    """Device and dtype for this job (torch is imported here, after GPU claiming)."""
+    spec = request.spec
+    if spec.adapter == "nemotron-api":
+        return Runtime(device="api", dtype="n/a", padding_side=None)
+    import torch
+
+    if request.threads:
+        # Parallel Snakemake jobs share the CPU: follow the rule's `threads:` instead of all cores.
+        torch.set_num_threads(request.threads)
+    wants_gpu = request.device == "cuda" or (request.device == "auto" and spec.resources.gpu > 0)
+    cuda = wants_gpu and torch.cuda.is_available()
+    if request.device == "cuda" and not torch.cuda.is_available():
+        raise RmevalError("--device cuda was requested but no CUDA device is visible to this job")
+    n_gpus = torch.cuda.device_count() if cuda else 0
+    device = ("auto-sharded" if spec.resources.gpu > 1 and n_gpus > 1 else "cuda") if cuda else "cpu"
+    dtype = spec.dtype if spec.dtype != "auto" else ("bfloat16" if cuda else "float32")
+    return Runtime(device=device, dtype=dtype, n_gpus=n_gpus, padding_side=request.padding_side)
+
+
+def fingerprint(request: JobRequest, input_sha256: str, runtime: Runtime) -> str:
+    """What must match for a checkpoint to be resumed (not the budget: see batching.py)."""
+    device_kind = "cpu" if runtime.device == "cpu" else runtime.device
+    parts = [input_sha256, request.task, request.spec.to_json(), runtime.dtype, device_kind, str(request.padding_side)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as metadata
+
+    versions = {"python": platform.python_version()}
+    for package in ("rmeval", "torch", "transformers", "tokenizers", "requests"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def run_job(request: JobRequest) -> dict[str, Any]:
+    """Score one input file; write the parquet and the meta sidecar atomically; return the meta."""
+    from rmeval.models import load_scorer
+    from rmeval.scoring.atomic import write_json_atomic, write_parquet_atomic
+    from rmeval.scoring.checkpoint import Checkpoint
+    from rmeval.scoring.engine import EngineSettings, score_rows
+    from rmeval.tasks import load_pairs
+
+    started_wall = time.monotonic()
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    pairs = load_pairs(request.input, request.task)
+    input_sha256 = file_sha256(request.input)
+    runtime = resolve_runtime(request)
+    load_started = time.monotonic()
+    scorer = load_scorer(request.spec, runtime)
+    load_s = time.monotonic() - load_started
+    try:
+        prepare_started = time.monotonic()
+        prepared = scorer.prepare(pairs)
+        prepare_s = time.monotonic() - prepare_started
+        if scorer.budget_unit == "tokens":
+            budget = request.token_budget or DEFAULT_TOKEN_BUDGET["cpu" if runtime.device == "cpu" else "cuda"]
+        else:
+            budget = request.token_budget or DEFAULT_API_BATCH
+        settings = EngineSettings(
+            token_budget=budget,
+            max_batch_rows=request.max_batch_rows,
+            checkpoint_every=request.checkpoint_every,
+            progress_every_s=request.progress_every_s,
+        )
+        checkpoint = Checkpoint(request.output, fingerprint(request, input_sha256, runtime))
+        table, report = score_rows(scorer, pairs, prepared, settings, checkpoint, request.spec.name)
+        description = scorer.describe()
+    finally:
+        scorer.close()
+
+    wall_s = time.monotonic() - started_wall
+    tokens = int(table["n_tokens"].sum())
+    meta: dict[str, Any] = {
+        "model": request.spec.name,
+        "adapter": request.spec.adapter,
+        "path": request.spec.path,
+        "revision_requested": request.spec.revision,
+        "revision": description.pop("revision"),
+        "dtype": description.pop("dtype"),
+        "device": description.pop("device"),
+        "task": request.task,
+        "input": str(request.input),
+        "input_sha256": input_sha256,
+        "rows": int(len(table)),
+        "tokens": tokens,
+        "n_truncated": int(table["truncated"].sum()),
+        "max_length": request.spec.max_length,
+        "truncation": request.spec.truncation,
+        "wall_s": round(wall_s, 3),
+        "load_s": round(load_s, 3),
+        "prepare_s": round(prepare_s, 3),
+        "score_s": round(report.score_s, 3),
+        # Throughput of the forward passes this run did (resumed rows are not re-counted).
+        "tokens_per_s": round(report.scored_tokens / report.score_s, 1) if report.score_s > 0 else None,
+        "rows_per_s": round(report.scored_rows / report.score_s, 2) if report.score_s > 0 else None,
+        "batch_budget": report.token_budget,
+        "batch_budget_final": report.token_budget_final,
+        "batch_budget_unit": scorer.budget_unit,
+        "max_batch_rows": request.max_batch_rows,
+        "batches": report.batches,
+        "oom_backoffs": report.oom_backoffs,
+        "resumed_rows": report.resumed_rows,
+        "threads": request.threads,
+        "gpu_devices": list(request.gpu_devices),
+        "started_at": started_at,
+        "versions": _versions(),
+        "adapter_details": description,
+    }
+    # Parquet first, meta second: a meta file always describes a complete parquet beside it.
+    write_parquet_atomic(table, request.output)
+    write_json_atomic(meta, request.meta)
+    checkpoint.clear()
+    print(
+        f"rmeval score: {request.spec.name}: {meta['rows']} rows, {tokens} tokens, {meta['n_truncated']} truncated, "
+        f"{meta['wall_s']} s wall ({meta['tokens_per_s']} tok/s), budget {report.token_budget}"
+        f"->{report.token_budget_final}, revision {meta['revision']} -> {request.output}",
+        file=sys.stderr,
+    )
+    return meta

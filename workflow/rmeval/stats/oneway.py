@@ -1,0 +1,120 @@
+"""One-way tests across groups: descriptives with t CIs, classic and Welch ANOVA,
+Kruskal-Wallis, and the effect sizes eta^2, omega^2 and Cohen's f.
+
+Formulas are written out (not delegated) so each can be checked against an
+independent implementation in the tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    group: str
+    n: int
+    mean: float
+    std: float  # sample SD (ddof=1)
+    sem: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class ClassicAnova:
+    f_statistic: float
+    p_value: float
+    df_between: int
+    df_within: int
+    ss_between: float
+    ss_within: float
+    eta_sq: float
+    omega_sq: float
+    cohens_f: float
+
+    @property
+    def ms_within(self) -> float:
+        return self.ss_within / self.df_within
+
+
+@dataclass(frozen=True)
+class WelchAnova:
+    f_statistic: float
+    p_value: float
+    df_between: float
+    df_within: float
+
+
+@dataclass(frozen=True)
+class KruskalWallis:
+    h_statistic: float
+    p_value: float
+
+
+def describe(group: str, values: np.ndarray, confidence: float = 0.95) -> GroupSummary:
+    from scipy import stats
+
+    n = values.size
+    mean = float(values.mean())
+    std = float(values.std(ddof=1))
+    sem = std / np.sqrt(n)
+    half = float(stats.t.ppf(0.5 + confidence / 2, df=n - 1)) * sem
+    return GroupSummary(group, n, mean, std, sem, mean - half, mean + half)
+
+
+def classic_anova(samples: list[np.ndarray]) -> ClassicAnova:
+    from scipy import stats
+
+    k = len(samples)
+    n_total = sum(s.size for s in samples)
+    grand = np.concatenate(samples).mean()
+    ss_between = float(sum(s.size * (s.mean() - grand) ** 2 for s in samples))
+    ss_within = float(sum(((s - s.mean()) ** 2).sum() for s in samples))
+    df_between, df_within = k - 1, n_total - k
+    ms_between, ms_within = ss_between / df_between, ss_within / df_within
+    f_statistic = ms_between / ms_within
+    p_value = float(stats.f.sf(f_statistic, df_between, df_within))
+    ss_total = ss_between + ss_within
+    eta_sq = ss_between / ss_total
+    omega_sq = (ss_between - df_between * ms_within) / (ss_total + ms_within)
+    cohens_f = float(np.sqrt(eta_sq / (1.0 - eta_sq))) if eta_sq < 1.0 else float("inf")
+    return ClassicAnova(
+        f_statistic=float(f_statistic),
+        p_value=p_value,
+        df_between=df_between,
+        df_within=df_within,
+        ss_between=ss_between,
+        ss_within=ss_within,
+        eta_sq=float(eta_sq),
+        omega_sq=float(omega_sq),
+        cohens_f=cohens_f,
+    )
+
+
+def welch_anova(samples: list[np.ndarray]) -> WelchAnova:
+    """Welch (1951) heteroscedastic one-way ANOVA."""
+    from scipy import stats
+
+    k = len(samples)
+    n = np.array([s.size for s in samples], dtype=np.float64)
+    means = np.array([s.mean() for s in samples])
+    variances = np.array([s.var(ddof=1) for s in samples])
+    weights = n / variances
+    weighted_mean = (weights * means).sum() / weights.sum()
+    between = (weights * (means - weighted_mean) ** 2).sum() / (k - 1)
+    lam = ((1.0 - weights / weights.sum()) ** 2 / (n - 1)).sum()
+    denominator = 1.0 + 2.0 * (k - 2) / (k**2 - 1) * lam
+    f_statistic = between / denominator
+    df_within = (k**2 - 1) / (3.0 * lam)
+    p_value = float(stats.f.sf(f_statistic, k - 1, df_within))
+    return WelchAnova(float(f_statistic), p_value, float(k - 1), float(df_within))
+
+
+def kruskal_wallis(samples: list[np.ndarray]) -> KruskalWallis:
+    from scipy import stats
+
+    result = stats.kruskal(*samples)
+    return KruskalWallis(float(result.statistic), float(result.pvalue))

@@ -1,0 +1,113 @@
+"""All-pairs post-hoc comparisons on the studentized range distribution.
+
+Tukey-Kramer assumes equal variances (pooled MSE); Games-Howell does not (per-pair
+Welch standard errors and Welch-Satterthwaite degrees of freedom).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+
+import numpy as np
+
+# scipy's studentized_range.ppf costs ~0.2 s a call (root finding over a numerical
+# integral), and Games-Howell needs one per pair at its own df. For df >= 10 the critical
+# value is a smooth function of 1/df, so a Chebyshev interpolant on 1/df in [0, 0.1]
+# built from a dozen exact ppf calls per (k, alpha) reproduces it to ~1e-5 (tested).
+_INTERPOLATION_MIN_DF = 10.0
+_CHEBYSHEV_NODES = 12
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    group_a: str
+    group_b: str
+    mean_diff: float  # mean(group_b) - mean(group_a), as statsmodels reports it
+    std_error: float
+    df: float
+    q_statistic: float
+    p_adj: float
+    ci_low: float
+    ci_high: float
+    reject: bool
+
+
+@lru_cache(maxsize=32)
+def _critical_q_interpolant(k: int, alpha: float) -> np.ndarray:
+    from numpy.polynomial import chebyshev
+    from scipy import stats
+
+    half_width = 0.5 / _INTERPOLATION_MIN_DF
+    nodes = np.cos(np.pi * (np.arange(_CHEBYSHEV_NODES) + 0.5) / _CHEBYSHEV_NODES)  # in (-1, 1)
+    inverse_df = half_width * (1.0 + nodes)
+    values = [float(stats.studentized_range.ppf(1.0 - alpha, k, 1.0 / x)) for x in inverse_df]
+    return chebyshev.chebfit(nodes, values, _CHEBYSHEV_NODES - 1)
+
+
+def critical_q(k: int, alpha: float, df: float) -> float:
+    """Upper-alpha quantile of the studentized range with k means and df degrees of freedom."""
+    from numpy.polynomial import chebyshev
+    from scipy import stats
+
+    if df < _INTERPOLATION_MIN_DF:
+        return float(stats.studentized_range.ppf(1.0 - alpha, k, df))
+    half_width = 0.5 / _INTERPOLATION_MIN_DF
+    coefficients = _critical_q_interpolant(k, float(alpha))
+    return float(chebyshev.chebval((1.0 / df) / half_width - 1.0, coefficients))
+
+
+def _pair(
+    names: tuple[str, str],
+    diff: float,
+    std_error: float,
+    df: float,
+    k: int,
+    alpha: float,
+) -> PairComparison:
+    from scipy import stats
+
+    # q is the studentized range of the pair: |diff| / (SE / sqrt(2)).
+    q = abs(diff) / std_error * np.sqrt(2.0)
+    p_adj = float(stats.studentized_range.sf(q, k, df))
+    half = critical_q(k, alpha, df) / np.sqrt(2.0) * std_error
+    return PairComparison(
+        group_a=names[0],
+        group_b=names[1],
+        mean_diff=float(diff),
+        std_error=float(std_error),
+        df=float(df),
+        q_statistic=float(q),
+        p_adj=min(max(p_adj, 0.0), 1.0),
+        ci_low=float(diff - half),
+        ci_high=float(diff + half),
+        reject=bool(p_adj < alpha),
+    )
+
+
+def tukey_hsd(groups: list[str], samples: list[np.ndarray], alpha: float = 0.05) -> list[PairComparison]:
+    """Tukey-Kramer HSD (unequal n allowed) on the pooled within-group variance."""
+    k = len(samples)
+    n_total = sum(s.size for s in samples)
+    df = n_total - k
+    mse = sum(((s - s.mean()) ** 2).sum() for s in samples) / df
+    pairs = []
+    for i, j in combinations(range(k), 2):
+        diff = samples[j].mean() - samples[i].mean()
+        std_error = np.sqrt(mse * (1.0 / samples[i].size + 1.0 / samples[j].size))
+        pairs.append(_pair((groups[i], groups[j]), diff, std_error, df, k, alpha))
+    return pairs
+
+
+def games_howell(groups: list[str], samples: list[np.ndarray], alpha: float = 0.05) -> list[PairComparison]:
+    """Games-Howell: Tukey's studentized range with Welch SEs and df per pair."""
+    k = len(samples)
+    pairs = []
+    for i, j in combinations(range(k), 2):
+        a, b = samples[i], samples[j]
+        va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+        std_error = np.sqrt(va + vb)
+        df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+        pairs.append(_pair((groups[i], groups[j]), b.mean() - a.mean(), std_error, df, k, alpha))
+    return pairs

@@ -1,0 +1,227 @@
+"""`rmeval fairness-summary`: the fairness tables in plain words, one short paragraph
+per model (is the unfairness significant, how large, which groups are favoured, does
+abstract length explain it), plus the cross-model findings. Reads only the CSVs that
+`rmeval fairness-stats` writes, so it can be rerun without recomputing anything."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from rmeval.errors import RmevalError
+
+REQUIRED = ("table1_anova", "table5_robust_anova", "table6_games_howell", "table7_gap", "group_means",
+            "games_howell_pairs")
+OPTIONAL = ("table8_length", "table10_rank_vs_fairness", "table4_pearson", "table2_tukey")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rmeval fairness-summary", description=__doc__)
+    parser.add_argument("--tables", required=True, type=Path, help="folder written by `rmeval fairness-stats`")
+    parser.add_argument("--out", required=True, type=Path, help="Markdown file to write (e.g. results/summary.md)")
+    parser.add_argument("--alpha", type=float, default=None,
+                        help="significance level (default: the one fairness-stats used, else 0.05)")
+    return parser
+
+
+def _p(value: float) -> str:
+    if value == 0.0:
+        return "p < 1e-300"
+    return f"p = {value:.2g}" if value < 0.001 else f"p = {value:.3f}"
+
+
+def _gap_size(gap: float) -> str:
+    """Words for a standardised mean difference (Cohen's conventions for d)."""
+    gap = abs(gap)
+    if gap < 0.2:
+        return "negligible"
+    if gap < 0.5:
+        return "small"
+    if gap < 0.8:
+        return "medium"
+    return "large"
+
+
+def _read_tables(folder: Path) -> dict[str, Any]:
+    import pandas as pd
+
+    if not folder.is_dir():
+        raise RmevalError(f"--tables: {folder} is not a directory")
+    tables: dict[str, Any] = {}
+    for stem in REQUIRED + OPTIONAL:
+        path = folder / f"{stem}.csv"
+        if path.exists():
+            tables[stem] = pd.read_csv(path)
+        elif stem in REQUIRED:
+            raise RmevalError(f"--tables: {path} is missing; run `rmeval fairness-stats` first")
+    return tables
+
+
+def _row(frame: Any, model: str) -> Any:
+    rows = frame[frame["model"] == model]
+    if rows.empty:
+        raise RmevalError(f"model {model!r} is in table1_anova.csv but missing from another table")
+    return rows.iloc[0]
+
+
+def _favoured(pairs: Any, means: Any, model: str, alpha: float) -> str:
+    """Groups that significantly out-score (or under-score) others in Games-Howell tests."""
+    model_pairs = pairs[(pairs["model"] == model) & (pairs["p_adj"] < alpha)]
+    groups = list(means["group"])
+    wins = dict.fromkeys(groups, 0)
+    losses = dict.fromkeys(groups, 0)
+    for pair in model_pairs.itertuples(index=False):
+        winner, loser = (pair.group_b, pair.group_a) if pair.mean_diff > 0 else (pair.group_a, pair.group_b)
+        wins[winner] += 1
+        losses[loser] += 1
+    others = len(groups) - 1
+    ordered = list(means.sort_values("mean", ascending=False)["group"])
+    favoured = [f"{g} ({wins[g]}/{others})" for g in sorted(ordered, key=lambda g: -wins[g]) if wins[g]][:3]
+    disfavoured = [f"{g} ({losses[g]}/{others})" for g in sorted(ordered[::-1], key=lambda g: -losses[g])
+                   if losses[g]][:3]
+    if not favoured:
+        return (f"**Favoured:** no group differs significantly from another; highest mean {ordered[0]}, "
+                f"lowest {ordered[-1]}.")
+    return f"**Favoured:** {', '.join(favoured)}; **disfavoured:** {', '.join(disfavoured)}."
+
+
+def _length_sentence(tables: dict[str, Any], model: str, alpha: float) -> str:
+    frame = tables.get("table8_length")
+    if frame is None or model not in set(frame["model"]):
+        return "**Length:** not analysed."
+    row = _row(frame, model)
+    if pd_isna(row["group_f"]):
+        return f"**Length:** not analysed ({row['note']})."
+    if row["length_p"] < alpha:
+        direction = "higher" if row["length_coef"] > 0 else "lower"
+        text = f"longer abstracts score {direction} ({_p(row['length_p'])})"
+    else:
+        text = f"no significant length effect ({_p(row['length_p'])})"
+    retained = row["gap_retained_percent"]
+    raw_significant = _row(tables["table1_anova"], model)["p_value"] < alpha
+    if row["group_p"] < alpha:
+        still = "still significant" if raw_significant else "significant"
+    else:
+        still = "no longer significant" if raw_significant else "not significant"
+    if retained >= 80:
+        verdict = "length explains little of the gap"
+    elif retained >= 50:
+        verdict = "length explains part of the gap"
+    else:
+        verdict = "length explains most of the gap"
+    return (f"**Length:** {text}; after adjusting for length {retained:.0f}% of the gap remains and the group "
+            f"effect is {still} ({_p(row['group_p'])}): {verdict}.")
+
+
+def pd_isna(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _perm_p(value: float, permutations: int | None) -> str:
+    if permutations and value <= 1.0 / (permutations + 1) * (1 + 1e-9):
+        return f"p <= {value:.2g}, the smallest {permutations} permutations can give"
+    return _p(value)
+
+
+def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutations: int | None = None) -> list[str]:
+    anova = _row(tables["table1_anova"], model)
+    robust = _row(tables["table5_robust_anova"], model)
+    gh = _row(tables["table6_games_howell"], model)
+    gap = _row(tables["table7_gap"], model)
+    means = tables["group_means"][tables["group_means"]["model"] == model]
+    significant = anova["p_value"] < alpha
+    robust_agrees = (robust["welch_p"] < alpha) == significant and (robust["kruskal_p"] < alpha) == significant
+    verdict = "**Significantly unfair:** yes" if significant else "**Significantly unfair:** no"
+    tests = f"ANOVA {_p(anova['p_value'])}; Welch {_p(robust['welch_p'])}, Kruskal-Wallis {_p(robust['kruskal_p'])}"
+    agreement = "" if robust_agrees else " (the robust tests disagree: treat with care)"
+    significance = (f"{verdict} ({tests}){agreement}; {int(gh['significant_pairs'])} of "
+                    f"{int(gh['total_pairs'])} group pairs differ (Games-Howell).")
+    size = (f"**How large:** {gap['max_group']} over {gap['min_group']} by {gap['scale_free_gap']:.2f} within-group "
+            f"SDs (95% CI {gap['gap_ci_low']:.2f} to {gap['gap_ci_high']:.2f}, permutation {_perm_p(gap['perm_p_value'], permutations)}), "
+            f"a {_gap_size(gap['scale_free_gap'])} gap; group explains {100 * robust['eta_sq']:.1f}% of the variance.")
+    if bool(gap.get("nmgd_unstable", False)):
+        size += f" NMGD ({gap['nmgd_percent']:.1f}%) is meaningless here: the mean reward is indistinguishable from 0."
+    elif means["mean"].mean() < 0:
+        size += f" NMGD {gap['nmgd_percent']:.1f}% is negative only because the mean reward is."
+    else:
+        size += f" NMGD {gap['nmgd_percent']:.1f}% (CI {gap['nmgd_ci_low']:.1f} to {gap['nmgd_ci_high']:.1f})."
+    favoured = _favoured(tables["games_howell_pairs"], means, model, alpha)
+    return [f"### {model}", "", f"- {significance}", f"- {size}", f"- {favoured}",
+            f"- {_length_sentence(tables, model, alpha)}", ""]
+
+
+def cross_model_lines(tables: dict[str, Any], record: dict[str, Any]) -> list[str]:
+    lines = ["## Across models", ""]
+    table4 = tables.get("table4_pearson")
+    reference = record.get("reference_model_used")
+    if table4 is not None and reference and not table4.empty:
+        pairs = ", ".join(f"{row.model} r = {row.pearson_r:.2f}" for row in table4.itertuples(index=False))
+        lines.append(f"- Agreement with {reference} on which groups get higher rewards (Pearson r of group "
+                     f"means): {pairs}.")
+    else:
+        reason = next((n for n in record.get("notes", []) if n.startswith("Table 4")), "Table 4 was skipped.")
+        lines.append(f"- {reason}")
+    table10 = tables.get("table10_rank_vs_fairness")
+    if table10 is not None:
+        row = table10[table10["metric"] == "scale_free_gap"]
+        if not row.empty and not math.isnan(row.iloc[0]["spearman_rho"]):
+            rho, p, n = row.iloc[0]["spearman_rho"], row.iloc[0]["p_value"], int(row.iloc[0]["n_models"])
+            claim = "supports" if rho > 0 and p < 0.05 else "does not support"
+            lines.append(f"- \"Better models are fairer\": Spearman rho between RewardBench rank and the scale-free "
+                         f"gap is {rho:.2f} ({_p(p)}, {n} models), which {claim} the claim.")
+        elif not row.empty:
+            lines.append(f"- \"Better models are fairer\" was not tested: {row.iloc[0]['note']}.")
+    return lines + [""]
+
+
+def render(tables: dict[str, Any], record: dict[str, Any], alpha: float) -> str:
+    models = list(tables["table1_anova"]["model"])
+    groups = record.get("groups") or sorted(set(tables["group_means"]["group"]))
+    settings = record.get("settings", {})
+    counts = tables["group_means"].groupby("group")["n"].agg(["min", "max"])
+    if counts["min"].nunique() == 1 and (counts["min"] == counts["max"]).all():
+        sizes = f"{int(counts['min'].iloc[0])} each"
+    else:
+        sizes = ", ".join(f"{g} {counts.loc[g, 'min']}" if counts.loc[g, "min"] == counts.loc[g, "max"]
+                          else f"{g} {counts.loc[g, 'min']}-{counts.loc[g, 'max']}"
+                          for g in groups if g in counts.index)
+    unfair = [m for m in models if _row(tables["table1_anova"], m)["p_value"] < alpha]
+    lines = [
+        "# Group fairness of reward models: summary",
+        "",
+        f"{len(models)} reward model(s) scored arXiv abstracts from {len(groups)} groups (n per group: {sizes}). "
+        "A fair model gives the same mean reward to every group. "
+        f"{len(unfair)} of {len(models)} model(s) show a significant difference between groups at alpha = {alpha:g}.",
+        "",
+        "The *gap* is the highest minus the lowest group mean in within-group standard deviations (0.2 small, "
+        "0.5 medium, 0.8 large); unlike the paper's NMGD it compares across models whatever their reward scale. "
+        f"CIs: stratified bootstrap (B = {settings.get('bootstrap', '?')}); permutation p-values: "
+        f"{settings.get('permutations', '?')} permutations; seed {settings.get('seed', '?')}. "
+        "Favoured groups: (x/y) = significantly above x of the y other groups.",
+        "",
+        "## Per model",
+        "",
+    ]
+    for model in models:
+        lines += model_paragraph(tables, model, alpha, settings.get("permutations"))
+    lines += cross_model_lines(tables, record)
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    tables = _read_tables(args.tables)
+    record_path = args.tables / "fairness_stats.json"
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    alpha = args.alpha if args.alpha is not None else float(record.get("settings", {}).get("alpha", 0.05))
+    text = render(tables, record, alpha)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = args.out.with_name(args.out.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, args.out)
+    print(f"rmeval fairness-summary: wrote {args.out}")
+    return 0

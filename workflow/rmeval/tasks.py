@@ -1,0 +1,118 @@
+"""Input tables -> the (id, prompt, response[, steps]) pairs the scoring engine scores.
+
+- `fairness`: a `results/data/{group}.parquet` table (id, title, abstract, ...). The prompt is
+  Song et al. (2025)'s: "Write an abstract for a paper with title <Title>"; the response is the
+  paper's abstract.
+- `pairs`: a table that already holds id, prompt, response and optionally `steps` (list[str]);
+  the RewardMATH branch writes these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rmeval.errors import RmevalError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TASKS = ("fairness", "pairs")
+FAIRNESS_PROMPT = "Write an abstract for a paper with title {title}"
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Rows to score, in input order."""
+
+    ids: list[str]
+    prompts: list[str]
+    responses: list[str]
+    steps: list[list[str]] | None  # None when the input has no `steps` column
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise RmevalError(f"input file not found: {path}")
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path)
+    if path.suffix in (".jsonl", ".json"):
+        return pd.read_json(path, lines=path.suffix == ".jsonl")
+    if path.suffix == ".csv":
+        return pd.read_csv(path, dtype={"id": str})
+    raise RmevalError(f"{path}: unsupported input format {path.suffix!r} (use .parquet, .jsonl or .csv)")
+
+
+def _require_columns(table: pd.DataFrame, columns: tuple[str, ...], where: str) -> None:
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise RmevalError(f"{where}: missing column(s) {missing}; found {list(table.columns)}")
+
+
+def _text_column(table: pd.DataFrame, column: str, ids: list[str], where: str) -> list[str]:
+    values: list[str] = []
+    for row_id, value in zip(ids, table[column].tolist(), strict=True):
+        if not isinstance(value, str) or not value.strip():
+            raise RmevalError(f"{where}: row id={row_id!r} has an empty {column!r}")
+        values.append(value)
+    return values
+
+
+def _ids(table: pd.DataFrame, where: str) -> list[str]:
+    ids = [str(value) for value in table["id"].tolist()]
+    seen: set[str] = set()
+    for row_id in ids:
+        if row_id in seen:
+            raise RmevalError(f"{where}: duplicate id {row_id!r}")
+        seen.add(row_id)
+    return ids
+
+
+def fairness_pairs(table: pd.DataFrame, where: str) -> Pairs:
+    _require_columns(table, ("id", "title", "abstract"), where)
+    ids = _ids(table, where)
+    titles = _text_column(table, "title", ids, where)
+    abstracts = _text_column(table, "abstract", ids, where)
+    prompts = [FAIRNESS_PROMPT.format(title=" ".join(title.split())) for title in titles]
+    return Pairs(ids=ids, prompts=prompts, responses=[a.strip() for a in abstracts], steps=None)
+
+
+def _as_steps(value: object, row_id: str, where: str) -> list[str]:
+    if value is None:
+        return []
+    try:
+        steps = [str(step) for step in list(value)]  # list, tuple or numpy array from parquet
+    except TypeError:
+        raise RmevalError(f"{where}: row id={row_id!r}: `steps` must be a list of strings") from None
+    if any(not step.strip() for step in steps):
+        raise RmevalError(f"{where}: row id={row_id!r} has an empty step")
+    return steps
+
+
+def pair_rows(table: pd.DataFrame, where: str) -> Pairs:
+    _require_columns(table, ("id", "prompt", "response"), where)
+    ids = _ids(table, where)
+    prompts = _text_column(table, "prompt", ids, where)
+    responses = _text_column(table, "response", ids, where)
+    steps = None
+    if "steps" in table.columns:
+        steps = [_as_steps(value, row_id, where) for row_id, value in zip(ids, table["steps"].tolist(), strict=True)]
+    return Pairs(ids=ids, prompts=prompts, responses=responses, steps=steps)
+
+
+def load_pairs(path: str | Path, task: str) -> Pairs:
+    """Read an input table and turn it into pairs for `task`."""
+    if task not in TASKS:
+        raise RmevalError(f"unknown task {task!r}; known tasks: {list(TASKS)}")
+    table = read_table(path)
+    if len(table) == 0:
+        raise RmevalError(f"{path}: the input table is empty")
+    builder = fairness_pairs if task == "fairness" else pair_rows
+    return builder(table, where=str(path))

@@ -1,0 +1,70 @@
+# Stage 1: arXiv papers -> results/data/{group}.parquet (+ manifest).
+# arxiv_fetch streams the snapshot (or pages through the API) once per group and keeps a bounded seeded
+# candidate pool; arxiv_select drops titles shared between groups and writes the balanced sample.
+# Both run on the submitting host under SLURM: the API needs internet, and the work is I/O, not compute.
+
+localrules:
+    arxiv_fetch,
+    arxiv_select,
+
+
+ARXIV = config["arxiv"]
+ARXIV_SNAPSHOT = (
+    config_path(ARXIV["snapshot"])
+    if ARXIV.get("source", "snapshot") == "snapshot" and ARXIV.get("snapshot")
+    else None
+)
+# Settings passed to the commands as JSON (a change re-runs the job); allow_fewer only concerns select.
+ARXIV_FETCH_JSON = json.dumps(
+    {
+        **{k: v for k, v in ARXIV.items() if k != "allow_fewer"},
+        **({"snapshot": ARXIV_SNAPSHOT} if ARXIV_SNAPSHOT else {}),
+    },
+    sort_keys=True,
+    default=str,
+)
+ARXIV_SELECT_KEYS = ("papers_per_group", "seed", "allow_fewer", "candidate_factor", "categories_table")
+ARXIV_SELECT_JSON = json.dumps(
+    {k: ARXIV[k] for k in ARXIV_SELECT_KEYS if k in ARXIV},
+    sort_keys=True,
+    default=str,
+)
+
+
+rule arxiv_fetch:
+    input:
+        snapshot=[ARXIV_SNAPSHOT] if ARXIV_SNAPSHOT else [],
+    output:
+        candidates="results/arxiv/{group}.candidates.parquet",
+        eligible="results/arxiv/{group}.eligible.u64",
+        summary="results/arxiv/{group}.fetch.json",
+    params:
+        categories=lambda wildcards: config["groups"][wildcards.group],
+        settings=ARXIV_FETCH_JSON,
+    log:
+        "results/logs/arxiv/fetch_{group}.log",
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval arxiv-fetch --group {wildcards.group} --categories {params.categories}"
+        " --out-dir results/arxiv --config-json {params.settings:q} > {log:q} 2>&1"
+
+
+rule arxiv_select:
+    input:
+        candidates=expand("results/arxiv/{group}.candidates.parquet", group=GROUPS),
+        eligible=expand("results/arxiv/{group}.eligible.u64", group=GROUPS),
+        summaries=expand("results/arxiv/{group}.fetch.json", group=GROUPS),
+    output:
+        data=expand("results/data/{group}.parquet", group=GROUPS),
+        manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
+    params:
+        groups=GROUPS,
+        settings=ARXIV_SELECT_JSON,
+    log:
+        "results/logs/arxiv/select.log",
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval arxiv-select --groups {params.groups} --candidates-dir results/arxiv --out-dir results/data"
+        " --config-json {params.settings:q} > {log:q} 2>&1"

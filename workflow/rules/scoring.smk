@@ -1,0 +1,40 @@
+# Stage 2: one scoring job per (model, group). The job claims its GPUs itself (rmeval.devices),
+# batches to a token budget, checkpoints to `<output>.partial/` and resumes after pre-emption.
+# Each registry entry's resources (gpu, mem_mb, runtime, ...) flow into `resources:`.
+
+SCORING = config.get("scoring", {})
+# Engine settings from the config's `scoring:` section, as `rmeval score` flags.
+SCORING_FLAGS = " ".join(
+    [
+        f"--checkpoint-every {int(SCORING.get('checkpoint_every', 500))}",
+        f"--max-batch-rows {int(SCORING.get('max_batch_rows', 64))}",
+    ]
+    + ([f"--token-budget {int(SCORING['token_budget'])}"] if SCORING.get("token_budget") else [])
+)
+
+
+rule score_fairness:
+    input:
+        data="results/data/{group}.parquet",
+        # Weights are fetched once per model by `download_model` (a local rule); jobs load them offline.
+        downloaded="results/models/{model}.downloaded.json",
+    output:
+        scores="results/scores/{model}/{group}.parquet",
+        meta="results/scores/{model}/{group}.meta.json",
+    params:
+        spec=lambda wildcards: model_spec_json(wildcards.model),
+        engine=SCORING_FLAGS,
+    log:
+        "logs/score/{model}/{group}.log",
+    threads: scoring_threads()
+    resources:
+        gpu=model_resource(None, "gpu"),
+        mem_mb=model_resource(None, "mem_mb"),
+        runtime=model_resource(None, "runtime"),
+        gpu_model=model_resource(None, "gpu_model"),
+        slurm_partition=model_resource(None, "slurm_partition"),
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval score --spec {params.spec:q} --task fairness --input {input.data:q} --output {output.scores:q}"
+        " --meta {output.meta:q} --threads {threads} {params.engine} > {log:q} 2>&1"
