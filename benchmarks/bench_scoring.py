@@ -46,6 +46,7 @@ QUICK_ROWS = 24
 # (~1e-7 absolute) into a large "relative" number. The pointwise |r - r_a| / |r_a| is reported too.
 REWARD_TOLERANCE = 1e-4
 GOALS = {"c_over_b": 1.5, "c_over_a": 1.2}
+CONTENDED_PSI = 20.0  # % of time some task waited for a CPU (Linux PSI avg10)
 
 
 @dataclass
@@ -100,12 +101,17 @@ def timed(name: str, policy: str, dtype: str, work: Callable[[], tuple[np.ndarra
     wall_started, cpu_started = time.perf_counter(), time.process_time()
     rewards, real_tokens, computed_tokens, batches = work()
     wall_s, cpu_s = time.perf_counter() - wall_started, time.process_time() - cpu_started
-    return RunResult(
+    result = RunResult(
         name=name, policy=policy, dtype=dtype, rows=len(rewards), real_tokens=real_tokens,
         computed_tokens=computed_tokens, batches=batches, wall_s=wall_s, cpu_s=cpu_s,
         cpu_pressure_before=pressure_before, cpu_pressure_after=cpu_pressure(),
         load_avg_1m=os.getloadavg()[0], rewards=rewards,
     )
+    # One line per finished run on stderr, so a long run shows where it is.
+    print(f"bench_scoring: ({name}) {dtype} {policy}: {real_tokens} tokens, {result.tokens_per_s:.0f} tok/s wall, "
+          f"{real_tokens / cpu_s if cpu_s > 0 else float('nan'):.0f} tok/s CPU, pad eff "
+          f"{result.padding_efficiency:.3f}", file=sys.stderr, flush=True)
+    return result
 
 
 # --- (a) and (b): plain transformers -------------------------------------------------------------
@@ -244,6 +250,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--engine-budget", type=int, default=None,
                         help="engine token budget (default: the engine's CPU default)")
     parser.add_argument("--no-bf16", action="store_true", help="skip the bf16 rows")
+    parser.add_argument("--engine-compile", action="store_true",
+                        help="add a row: the engine with its model wrapped in torch.compile(dynamic=True) "
+                             "(a candidate the engine does not have yet; compile time reported, not timed)")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="where the built model is cached (default: ~/.cache/rmeval/bench-models)")
     return parser.parse_args(argv)
@@ -290,6 +299,14 @@ def main(argv: list[str] | None = None) -> int:
     results = [best_of(rounds[name]) for name in ("a", "b", "c")]
     reference = results[0].rewards
     assert reference is not None
+    compile_s = None
+    if args.engine_compile:
+        compile_started = time.perf_counter()
+        engine.scorer.model = torch.compile(engine.scorer.model, dynamic=True)
+        engine_run(engine, Pairs(pairs.ids[:8], pairs.prompts[:8], pairs.responses[:8], None))  # compiles
+        compile_s = time.perf_counter() - compile_started
+        results.append(timed("c", f"engine + torch.compile, budget {engine.token_budget} tokens", "float32",
+                             lambda: engine_run(engine, pairs)))
     for result in results[1:]:
         compare_to_reference(result, reference)
 
@@ -314,8 +331,14 @@ def main(argv: list[str] | None = None) -> int:
     # The same ratios on process CPU time: steadier than wall time when other tenants load the machine.
     cpu_ratios = {"c_over_b": b.cpu_s / c.cpu_s, "c_over_a": a.cpu_s / c.cpu_s, "b_over_a": a.cpu_s / b.cpu_s}
     within = bool(b.max_rel_diff_vs_a <= REWARD_TOLERANCE and c.max_rel_diff_vs_a <= REWARD_TOLERANCE)
-    goals = {key: {"target": target, "measured": round(ratios[key], 3),
-                   "met": bool(ratios[key] >= target and within)} for key, target in GOALS.items()}
+    # Other tenants (PSI "some" > threshold) slow runs unevenly, so wall ratios then compare different
+    # machines; the goals are then judged on process CPU time (exact for --threads 1, no spinning threads).
+    pressures = [p for r in results[:3] for p in (r.cpu_pressure_before, r.cpu_pressure_after) if p is not None]
+    contended = bool(pressures and max(pressures) > CONTENDED_PSI)
+    judged = cpu_ratios if contended else ratios
+    goals = {key: {"target": target, "measured_wall": round(ratios[key], 3),
+                   "measured_cpu_time": round(cpu_ratios[key], 3), "judged_on": "cpu_time" if contended else "wall",
+                   "met": bool(judged[key] >= target and within)} for key, target in GOALS.items()}
     goals["fp32_rewards_within_1e-4"] = {"target": REWARD_TOLERANCE, "measured": max(b.max_rel_diff_vs_a,
                                          c.max_rel_diff_vs_a), "met": within}
     print(format_table(results))
@@ -336,8 +359,11 @@ def main(argv: list[str] | None = None) -> int:
         "runs": [result.row() for result in results],
         "ratios": {key: round(value, 3) for key, value in ratios.items()},
         "cpu_time_ratios": {key: round(value, 3) for key, value in cpu_ratios.items()},
+        "engine_compile_s": None if compile_s is None else round(compile_s, 2),
         "goals": goals,
         "rewards_within_tolerance": within,
+        "contended": contended,
+        "max_cpu_pressure_avg10": max(pressures) if pressures else None,
         "rewardbench_cli": "not run: needs CUDA; policy re-implemented as run (b)",
     }
     print(json.dumps(summary))

@@ -103,8 +103,8 @@ def test_rules_write_data_manifests_and_logs(workdir):
         manifest = json.loads((workdir / "results/data" / f"{group}.manifest.json").read_text())
         assert manifest["seed"] == 3 and manifest["counts"]["malformed"] == 1
         assert manifest["counts"]["eligible"] == 12 and manifest["counts"]["sampled"] == 5
-        assert (workdir / "results/logs/arxiv" / f"fetch_{group}.log").is_file()
-    assert "sampled=5" in (workdir / "results/logs/arxiv/select.log").read_text()
+        assert (workdir / "logs/arxiv" / f"fetch_{group}.log").is_file()
+    assert "sampled=5" in (workdir / "logs/arxiv/select.log").read_text()
     # Nothing left to do on a second run.
     again = snakemake(workdir, "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

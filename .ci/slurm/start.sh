@@ -57,4 +57,9 @@ case "$state" in
   idle|mixed|allocated|completing) ;;
   *) echo "slurm: node $NODE is '$state'; see /var/log/slurm/slurmd.log" >&2; sinfo -N -l >&2; exit 1 ;;
 esac
+# The controller may report a remembered state before slurmd is back: prove a job really runs.
+if ! timeout 60 srun --quiet -t 1 --gpus=1 bash -c 'test -n "$CUDA_VISIBLE_DEVICES"'; then
+  echo "slurm: a test job did not run; see /var/log/slurm/slurmd.log and slurmctld.log" >&2
+  exit 1
+fi
 echo "slurm: cluster up: $(sinfo -h -N -o '%N %T cpus=%c gres=%G')"

@@ -42,7 +42,9 @@ rule arxiv_fetch:
         categories=lambda wildcards: config["groups"][wildcards.group],
         settings=ARXIV_FETCH_JSON,
     log:
-        "results/logs/arxiv/fetch_{group}.log",
+        "logs/arxiv/fetch_{group}.log",
+    benchmark:
+        "results/benchmarks/arxiv_fetch/{group}.tsv"
     conda:
         "../../envs/rmeval.yaml"
     shell:
@@ -62,7 +64,9 @@ rule arxiv_select:
         groups=GROUPS,
         settings=ARXIV_SELECT_JSON,
     log:
-        "results/logs/arxiv/select.log",
+        "logs/arxiv/select.log",
+    benchmark:
+        "results/benchmarks/arxiv_select.tsv"
     conda:
         "../../envs/rmeval.yaml"
     shell:

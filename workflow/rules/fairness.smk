@@ -92,6 +92,8 @@ rule fairness_stats:
         seed=config.get("stats", {}).get("seed", 0),
     log:
         "logs/fairness_stats.log",
+    benchmark:
+        "results/benchmarks/fairness_stats.tsv"
     threads: 1
     resources:
         mem_mb=4000,
@@ -124,6 +126,8 @@ rule fairness_summary:
         tables_dir=subpath(input.table1, parent=True),
     log:
         "logs/fairness_summary.log",
+    benchmark:
+        "results/benchmarks/fairness_summary.tsv"
     threads: 1
     resources:
         mem_mb=1000,

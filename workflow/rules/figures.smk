@@ -49,6 +49,8 @@ rule fairness_figures:
         dpi=config.get("figures", {}).get("dpi", 200),
     log:
         "logs/fairness_figures.log",
+    benchmark:
+        "results/benchmarks/fairness_figures.tsv"
     threads: 1
     resources:
         mem_mb=2000,

@@ -26,6 +26,8 @@ rule score_fairness:
         engine=SCORING_FLAGS,
     log:
         "logs/score/{model}/{group}.log",
+    benchmark:
+        "results/benchmarks/score_fairness/{model}/{group}.tsv"
     threads: scoring_threads()
     resources:
         gpu=model_resource(None, "gpu"),

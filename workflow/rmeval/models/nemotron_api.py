@@ -16,7 +16,7 @@ Options (registry `options:`):
 - `cache_dir`: per-request cache (default `$RMEVAL_API_CACHE` or `~/.cache/rmeval/api`). The
   key of an entry is a hash of (base_url, model, messages), so a rerun costs no request.
 
-429 waits for `Retry-After` (seconds or an HTTP date); 5xx, timeouts and connection errors back
+429 waits for `Retry-After` (seconds or an HTTP date); 5xx, timeouts, connection errors and replies cut mid-body back
 off exponentially; other 4xx fail at once with the row id.
 """
 
@@ -149,7 +149,8 @@ class NemotronApiScorer(RewardScorer):
             try:
                 self._count("requests")
                 response = self._session().post(self.url, json=body, headers=headers, timeout=self.timeout_s)
-            except (requests.Timeout, requests.ConnectionError) as error:
+            # ChunkedEncodingError: the connection broke in the middle of the reply body (reset, proxy cut).
+            except (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as error:
                 wait, reason = self._backoff(attempt), f"{type(error).__name__}"
             else:
                 status = response.status_code

@@ -13,6 +13,7 @@ from pathlib import Path
 from rmeval.errors import RmevalError
 
 DEFAULT_REGISTRY = Path("config/models.yaml")
+DEFAULT_MANIFESTS = Path("results/data")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,8 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ranks", default=None,
                         help='JSON mapping model -> rewardbench_rank (or null) that overrides the registry, e.g. '
                              'for models defined inline in a config: \'{"my-rm": 12}\'')
-    parser.add_argument("--manifests", type=Path, default=Path("results/data"),
-                        help="folder of {group}.manifest.json for the footnotes (default: %(default)s)")
+    parser.add_argument("--manifests", type=Path, default=None,
+                        help="folder of {group}.manifest.json for the footnotes (default: results/data); when "
+                             "given, every score file must also hold exactly the manifest's output.rows rows")
     parser.add_argument("--models", nargs="+", default=None,
                         help="analyse only these model folders, in this order (default: every folder)")
     parser.add_argument("--groups", nargs="+", default=None,
@@ -87,12 +89,15 @@ def main(argv: list[str]) -> int:
     ranks.update(overrides)
     known |= set(overrides)
     scores = load_scores(args.scores, models=args.models, groups=args.groups)
+    manifest_dir = args.manifests if args.manifests is not None else DEFAULT_MANIFESTS
+    manifests = provenance.read_manifests(manifest_dir, scores.groups)
+    if args.manifests is not None:  # the workflow passes it: a score file that lost rows must not pass
+        provenance.check_row_counts(scores, manifests, manifest_dir)
     reference, table4_note = analysis.resolve_reference(args.reference_model, scores, known)
     settings = analysis.StatsSettings(alpha=args.alpha, bootstrap=args.bootstrap, permutations=args.permutations,
                                       seed=args.seed, reference_model=args.reference_model)
     result = analysis.analyse(scores, settings, ranks)
-    manifests = provenance.read_manifests(args.manifests, scores.groups)
-    footnote = provenance.footnote(scores, manifests, args.manifests)
+    footnote = provenance.footnote(scores, manifests, manifest_dir)
     tables = analysis.build_tables(result, reference, table4_note, footnote)
     notes = [table4_note] if table4_note else []
     for table in tables:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rmeval.errors import RmevalError
 from rmeval.stats.loading import ScoreSet
 
 
@@ -24,6 +25,26 @@ def read_manifests(manifest_dir: Path | None, groups: list[str]) -> dict[str, di
         if isinstance(document, dict):
             found[group] = document
     return found
+
+
+def check_row_counts(scores: ScoreSet, manifests: dict[str, dict[str, Any]], manifest_dir: Path) -> None:
+    """Every score file holds every row of its group: `output.rows` of the manifest `arxiv-select` wrote.
+
+    A score file that lost rows (an old, partial or hand-edited file) would otherwise shift the group
+    means silently; manifests without an `output.rows` count (made elsewhere) are not checked.
+    """
+    for model in scores.models:
+        for group in model.groups:
+            output = manifests.get(group.group, {}).get("output")
+            expected = output.get("rows") if isinstance(output, dict) else None
+            if not isinstance(expected, int) or group.n == expected:
+                continue
+            what = f"is missing {expected - group.n}" if group.n < expected else f"has {group.n - expected} extra"
+            raise RmevalError(
+                f"{group.source}: {group.n} rows, but {manifest_dir / f'{group.group}.manifest.json'} says group "
+                f"{group.group!r} has {expected}; model {model.model} {what} row(s). Re-score it (delete the "
+                "file and re-run the workflow) so every model is compared on the same papers"
+            )
 
 
 def _describe_source(source: Any) -> str:
