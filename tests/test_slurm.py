@@ -336,8 +336,6 @@ def test_slurm_run_scores_every_pair_as_a_slurm_job_on_distinct_gpus(slurm_run: 
 
 @pytest.mark.slurm
 @pytest.mark.e2e
-@pytest.mark.xfail(reason="fairness_stats, fairness_summary and fairness_figures lack `localrule: True` "
-                   "(workflow/rules/fairness.smk, figures.smk); remove this marker once they have it")
 def test_only_scoring_jobs_go_to_the_cluster(slurm_run: ResumedRun) -> None:
     """Downloads, statistics, figures and the report are localrules: they run on the login node."""
     for run_id in slurm_run.slurm_run_ids:

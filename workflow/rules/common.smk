@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from rmeval.errors import RmevalError
 from rmeval.registry import load_registry, resolve_models
+from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
 
 
@@ -36,6 +37,12 @@ try:
     REGISTRY = load_registry(config_path(config.get("registry", "config/models.yaml")))
 except RmevalError as error:
     raise WorkflowError(str(error))
+
+# Locally, cap concurrent GPU jobs at the number of GPUs found (no-op under Slurm, on CPU-only machines,
+# or when the user passes --resources gpu=N); each job then claims its own devices (rmeval.devices).
+_gpu_limit = snakemake_gpu_limit(workflow.global_resources["_nodes"].value, "gpu" in workflow.global_resources)
+if _gpu_limit is not None:
+    workflow.register_resource("gpu", _gpu_limit)
 
 GROUPS = list(config["groups"])
 MODEL_SPECS = {spec.name: spec for spec in _resolve(config["models"], "config")}

@@ -90,6 +90,7 @@ rule fairness_stats:
         bootstrap=config.get("stats", {}).get("bootstrap", 2000),
         permutations=config.get("stats", {}).get("permutations", 2000),
         seed=config.get("stats", {}).get("seed", 0),
+    localrule: True
     log:
         "logs/fairness_stats.log",
     benchmark:
@@ -124,6 +125,7 @@ rule fairness_summary:
         "results/summary.md",
     params:
         tables_dir=subpath(input.table1, parent=True),
+    localrule: True
     log:
         "logs/fairness_summary.log",
     benchmark:

@@ -47,6 +47,7 @@ rule fairness_figures:
     params:
         out_dir=subpath(output.fig2, parent=True),
         dpi=config.get("figures", {}).get("dpi", 200),
+    localrule: True
     log:
         "logs/fairness_figures.log",
     benchmark:

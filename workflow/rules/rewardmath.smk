@@ -64,6 +64,7 @@ rule rewardmath_prepare:
             for key in ("split", "revision", "rewardbench_split", "rewardbench_revision")
             if REWARDMATH.get(key)
         ),
+    localrule: True
     log:
         "logs/rewardmath/prepare.log",
     threads: 1
@@ -98,7 +99,7 @@ rule rewardmath_score:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval score --spec {params.spec:q} --task pairs --input {input.data:q} --output {output.scores:q}"
+        "HF_HUB_OFFLINE=1 rmeval score --spec {params.spec:q} --task pairs --input {input.data:q} --output {output.scores:q}"
         " --meta {output.meta:q} --threads {threads} {params.engine} > {log:q} 2>&1"
 
 
@@ -150,6 +151,7 @@ rule rewardmath_metrics:
         out=subpath(output.metrics, parent=True),
         bootstrap=REWARDMATH.get("bootstrap", 1000),
         seed=REWARDMATH.get("seed", 0),
+    localrule: True
     log:
         "logs/rewardmath/metrics.log",
     threads: 1
@@ -175,6 +177,7 @@ rule rewardmath_figures:
         pdf=RM_FIGURES[1],
     params:
         prm_aggregation=REWARDMATH.get("prm_aggregation", "prod"),
+    localrule: True
     log:
         "logs/rewardmath/figures.log",
     threads: 1

@@ -38,5 +38,5 @@ rule score_fairness:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval score --spec {params.spec:q} --task fairness --input {input.data:q} --output {output.scores:q}"
+        "HF_HUB_OFFLINE=1 rmeval score --spec {params.spec:q} --task fairness --input {input.data:q} --output {output.scores:q}"
         " --meta {output.meta:q} --threads {threads} {params.engine} > {log:q} 2>&1"
