@@ -12,8 +12,10 @@ Each run reports tokens/s (real tokens over wall seconds, tokenisation included,
 excluded), padding efficiency (real tokens over computed tokens) and the largest relative reward
 difference against (a). bf16 rows for (b) and (c) follow, with their drift against fp32 (a).
 
-Usage: python benchmarks/bench_scoring.py [--rows 2000] [--quick] [--repeats 1] [--threads N]
-The last line of stdout is one JSON object.
+Usage: python benchmarks/bench_scoring.py [--rows 2000] [--quick] [--repeats 1] [--threads N] [--engine-compile]
+On a machine shared with other jobs, use --threads 1: wall ratios then mix different loads, while
+process CPU time stays exact (no threads spinning at barriers); the goals are judged on CPU time
+whenever Linux's CPU pressure (PSI) shows contention. The last line of stdout is one JSON object.
 """
 
 from __future__ import annotations

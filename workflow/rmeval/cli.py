@@ -7,6 +7,7 @@ commands Snakemake calls many times (statistics, figures, tables).
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 
@@ -55,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.main(rest) or 0)
     except RmevalError as error:
         print(f"rmeval {name}: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        # A full disk or quota is the user's environment, not a bug: one line naming the file, no traceback.
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        print(f"rmeval {name}: error: {error.strerror} while writing {error.filename or 'output'}", file=sys.stderr)
         return 2
 
 

@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from rmeval.errors import RmevalError
 from rmeval.registry import load_registry, resolve_models
+from rmeval.arxiv.categories import check_disjoint, load_table, resolve_group
 from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
 
@@ -45,6 +46,19 @@ if _gpu_limit is not None:
     workflow.register_resource("gpu", _gpu_limit)
 
 GROUPS = list(config["groups"])
+
+
+def _check_groups():
+    """Unknown categories, or one category in two groups, fail now rather than after every download."""
+    table_path = config["arxiv"].get("categories_table")
+    table = load_table(config_path(table_path) if table_path else None)
+    check_disjoint({name: resolve_group(name, entries, table) for name, entries in config["groups"].items()})
+
+
+try:
+    _check_groups()
+except RmevalError as error:
+    raise WorkflowError(f"config: {error}")
 MODEL_SPECS = {spec.name: spec for spec in _resolve(config["models"], "config")}
 MODEL_NAMES = list(MODEL_SPECS)
 

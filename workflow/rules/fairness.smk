@@ -103,7 +103,7 @@ rule fairness_stats:
     shell:
         "rmeval fairness-stats --scores {params.scores_dir:q} --out {params.out_dir:q}"
         " --models {params.models:q} --groups {params.groups:q}"
-        " --reference-model {params.reference:q} --registry {params.registry:q} --ranks {params.ranks:q}"
+        " --reference-model={params.reference:q} --registry {params.registry:q} --ranks {params.ranks:q}"
         " --manifests results/data --alpha {params.alpha} --bootstrap {params.bootstrap}"
         " --permutations {params.permutations} --seed {params.seed} > {log:q} 2>&1"
 
