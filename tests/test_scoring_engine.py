@@ -254,3 +254,18 @@ def test_meta_sidecar_and_progress_lines(
     progress = [line for line in stderr.splitlines() if line.startswith("score tiny:")]
     assert progress and "rows/s" in progress[-1] and "tok/s" in progress[-1] and "20/20 rows" in progress[-1]
     assert "\r" not in stderr
+
+
+def test_compiled_model_gives_the_eager_rewards(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """`--compile` (scoring.compile) wraps the model in torch.compile; rewards must not move."""
+    data = tmp_path / "economics.parquet"
+    _papers(12, seed=3).to_parquet(data)
+    rewards = {}
+    for compiled in (False, True):
+        output = tmp_path / f"compiled-{compiled}" / "economics.parquet"
+        meta = output.with_name("economics.meta.json")
+        run_job(JobRequest(spec=_spec(tiny_model_dir, dtype="float32"), task="fairness", input=data, output=output,
+                           meta=meta, threads=1, token_budget=1024, checkpoint_every=0, compile=compiled))
+        rewards[compiled] = pd.read_parquet(output).sort_values("id")["reward"].to_numpy()
+        assert json.loads(meta.read_text())["compiled"] is compiled
+    np.testing.assert_allclose(rewards[True], rewards[False], rtol=1e-4, atol=1e-6)

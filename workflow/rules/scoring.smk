@@ -10,6 +10,7 @@ SCORING_FLAGS = " ".join(
         f"--max-batch-rows {int(SCORING.get('max_batch_rows', 64))}",
     ]
     + ([f"--token-budget {int(SCORING['token_budget'])}"] if SCORING.get("token_budget") else [])
+    + (["--compile"] if SCORING.get("compile") else [])
 )
 
 
