@@ -10,6 +10,8 @@ import pandas as pd
 import yaml
 from test_stats_cli import GROUPS, MODELS, write_scores
 
+DISTINCT_ARCHIVES = ["cs", "math", "econ", "q-fin", "q-bio", "astro-ph", "nlin", "stat"]
+
 REPO = Path(__file__).resolve().parents[1]
 
 SNAKEFILE = f"""\
@@ -36,7 +38,7 @@ def test_rules_turn_score_files_into_tables_and_summary(tmp_path: Path) -> None:
         csv.unlink()
     config = {
         # Distinct archives: the workflow rejects a category shared by two groups at parse time.
-        "groups": {group: [archive] for group, archive in zip(GROUPS, ["cs", "math", "econ", "q-fin", "q-bio", "astro-ph", "nlin", "stat"])},
+        "groups": {group: [archive] for group, archive in zip(GROUPS, DISTINCT_ARCHIVES[: len(GROUPS)], strict=True)},
         "arxiv": {"source": "snapshot", "snapshot": "unused.jsonl"},
         "registry": str(REPO / "config" / "models.yaml"),
         # inline models: their ranks must reach the tables even though the registry lacks them
