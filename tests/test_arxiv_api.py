@@ -21,6 +21,7 @@ from rmeval.arxiv.collect import DateWindow
 from rmeval.arxiv.fetch import fetch_candidates
 from rmeval.arxiv.settings import ArxivSettings
 from rmeval.errors import RmevalError
+from workflow_helpers import PAPER_GROUPS
 
 EMPTY_FEED = b"""<?xml version='1.0' encoding='UTF-8'?>
 <feed xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" xmlns="http://www.w3.org/2005/Atom">
@@ -154,21 +155,7 @@ def test_paging_builds_the_category_query_and_parses_2026_atom(pages_2026, tmp_p
 
 
 def test_2016_atom_format(pages_2016, tmp_path):
-    physics = [
-        "astro-ph",
-        "cond-mat",
-        "gr-qc",
-        "hep-ex",
-        "hep-lat",
-        "hep-ph",
-        "hep-th",
-        "math-ph",
-        "nlin",
-        "nucl-ex",
-        "nucl-th",
-        "physics",
-        "quant-ph",
-    ]
+    physics = PAPER_GROUPS["physics"]
     with ReplayServer(pages_2016) as server:
         summary = fetch_candidates(
             "physics", physics, api_settings(server, tmp_path, max_results=20), tmp_path / "o"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from rmeval.arxiv.categories import Membership, check_disjoint, load_table, resolve_group
 from rmeval.errors import RmevalError
+from workflow_helpers import PAPER_GROUPS
 
 ALIAS_PAIRS = [
     ("cs.SY", "eess.SY"),
@@ -14,30 +15,6 @@ ALIAS_PAIRS = [
     ("stat.TH", "math.ST"),
     ("cs.NA", "math.NA"),
 ]
-PAPER_GROUPS = {
-    "physics": [
-        "astro-ph",
-        "cond-mat",
-        "gr-qc",
-        "hep-ex",
-        "hep-lat",
-        "hep-ph",
-        "hep-th",
-        "math-ph",
-        "nlin",
-        "nucl-ex",
-        "nucl-th",
-        "physics",
-        "quant-ph",
-    ],
-    "mathematics": ["math"],
-    "computer_science": ["cs"],
-    "economics": ["econ"],
-    "electrical_engineering": ["eess.AS", "eess.IV", "eess.SP"],
-    "systems_science": ["eess.SY"],
-    "quantitative_biology": ["q-bio"],
-    "quantitative_finance": ["q-fin"],
-}
 
 
 @pytest.fixture(scope="module")

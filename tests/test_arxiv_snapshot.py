@@ -13,31 +13,7 @@ from rmeval.arxiv.records import canonical_id, normalize_text
 from rmeval.arxiv.settings import ArxivSettings
 from rmeval.cli import main as rmeval_main
 from rmeval.errors import RmevalError
-
-PAPER_GROUPS = {
-    "physics": [
-        "astro-ph",
-        "cond-mat",
-        "gr-qc",
-        "hep-ex",
-        "hep-lat",
-        "hep-ph",
-        "hep-th",
-        "math-ph",
-        "nlin",
-        "nucl-ex",
-        "nucl-th",
-        "physics",
-        "quant-ph",
-    ],
-    "mathematics": ["math"],
-    "computer_science": ["cs"],
-    "economics": ["econ"],
-    "electrical_engineering": ["eess.AS", "eess.IV", "eess.SP"],
-    "systems_science": ["eess.SY"],
-    "quantitative_biology": ["q-bio"],
-    "quantitative_finance": ["q-fin"],
-}
+from workflow_helpers import PAPER_GROUPS
 
 
 def kaggle_record(paper_id: str, categories: str, title: str = "", abstract: str = "", **extra) -> dict:

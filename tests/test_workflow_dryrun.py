@@ -83,3 +83,17 @@ def test_bad_config_is_rejected_naming_the_key(tmp_path, mutate, expected):
     result = _snakemake("-n", "--configfile", str(configfile))
     assert result.returncode != 0
     assert expected in result.stdout + result.stderr
+
+
+def test_paper_config_defines_the_papers_eight_groups():
+    # The one place the paper's group definition is spelled out; every other test reads config/config.yaml.
+    physics = ["astro-ph", "cond-mat", "gr-qc", "hep-ex", "hep-lat", "hep-ph", "hep-th", "math-ph", "nlin",
+               "nucl-ex", "nucl-th", "physics", "quant-ph"]
+    assert PAPER_GROUPS == {
+        "physics": physics, "mathematics": ["math"], "computer_science": ["cs"], "economics": ["econ"],
+        "electrical_engineering": ["eess.AS", "eess.IV", "eess.SP"], "systems_science": ["eess.SY"],
+        "quantitative_biology": ["q-bio"], "quantitative_finance": ["q-fin"],
+    }
+    config = yaml.safe_load((REPO_ROOT / "config" / "config.yaml").read_text())
+    assert config["arxiv"]["papers_per_group"] == 2000 and len(config["models"]) == 8
+    assert config["reference_model"] == "Nemotron-4-340B-Reward"
