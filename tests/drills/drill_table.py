@@ -1,6 +1,8 @@
 """Run the reliability drills and print the drill table with its totals.
 
     python tests/drills/drill_table.py [extra pytest args, e.g. -k kill]
+    python tests/drills/drill_table.py --from RECORD.json   # print the table of a run already made
+                                                          # (pytest with RMEVAL_DRILL_RECORD=RECORD.json)
 
 Each drill records what it injected and what must happen (tests/drills/conftest.py); the pytest outcome
 decides the result. Exits with pytest's status, so CI can run this script instead of plain pytest.
@@ -63,7 +65,14 @@ def render(rows: list[dict]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    status, rows = run_drills(argv)
+    if argv[:1] == ["--from"] and len(argv) == 2:
+        record = Path(argv[1])
+        if not record.exists():
+            print(f"no drill record at {record}: did the drills run?", file=sys.stderr)
+            return 1
+        status, rows = 0, json.loads(record.read_text())
+    else:
+        status, rows = run_drills(argv)
     print()
     print(render(rows) if rows else "no drill rows were recorded")
     counts = totals(rows)
