@@ -68,6 +68,11 @@ def _row(frame: Any, model: str) -> Any:
     return rows.iloc[0]
 
 
+def _label(group: str) -> str:
+    """Plain words for a config group key: `computer_science` -> `computer science`."""
+    return group.replace("_", " ")
+
+
 def _favoured(pairs: Any, means: Any, model: str, alpha: float) -> str:
     """Groups that significantly out-score (or under-score) others in Games-Howell tests."""
     model_pairs = pairs[(pairs["model"] == model) & (pairs["p_adj"] < alpha)]
@@ -80,12 +85,12 @@ def _favoured(pairs: Any, means: Any, model: str, alpha: float) -> str:
         losses[loser] += 1
     others = len(groups) - 1
     ordered = list(means.sort_values("mean", ascending=False)["group"])
-    favoured = [f"{g} ({wins[g]}/{others})" for g in sorted(ordered, key=lambda g: -wins[g]) if wins[g]][:3]
-    disfavoured = [f"{g} ({losses[g]}/{others})" for g in sorted(ordered[::-1], key=lambda g: -losses[g])
+    favoured = [f"{_label(g)} ({wins[g]}/{others})" for g in sorted(ordered, key=lambda g: -wins[g]) if wins[g]][:3]
+    disfavoured = [f"{_label(g)} ({losses[g]}/{others})" for g in sorted(ordered[::-1], key=lambda g: -losses[g])
                    if losses[g]][:3]
     if not favoured:
-        return (f"**Favoured:** no group differs significantly from another; highest mean {ordered[0]}, "
-                f"lowest {ordered[-1]}.")
+        return (f"**Favoured:** no group differs significantly from another; highest mean {_label(ordered[0])}, "
+                f"lowest {_label(ordered[-1])}.")
     return f"**Favoured:** {', '.join(favoured)}; **disfavoured:** {', '.join(disfavoured)}."
 
 
@@ -140,7 +145,7 @@ def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutatio
     agreement = "" if robust_agrees else " (the robust tests disagree: treat with care)"
     significance = (f"{verdict} ({tests}){agreement}; {int(gh['significant_pairs'])} of "
                     f"{int(gh['total_pairs'])} group pairs differ (Games-Howell).")
-    size = (f"**How large:** {gap['max_group']} over {gap['min_group']} by {gap['scale_free_gap']:.2f} within-group "
+    size = (f"**How large:** {_label(gap['max_group'])} over {_label(gap['min_group'])} by {gap['scale_free_gap']:.2f} within-group "
             f"SDs (95% CI {gap['gap_ci_low']:.2f} to {gap['gap_ci_high']:.2f}, permutation {_perm_p(gap['perm_p_value'], permutations)}), "
             f"a {_gap_size(gap['scale_free_gap'])} gap; group explains {100 * robust['eta_sq']:.1f}% of the variance.")
     if bool(gap.get("nmgd_unstable", False)):
