@@ -59,6 +59,7 @@ try:
     _check_groups()
 except RmevalError as error:
     raise WorkflowError(f"config: {error}")
+
 MODEL_SPECS = {spec.name: spec for spec in _resolve(config["models"], "config")}
 MODEL_NAMES = list(MODEL_SPECS)
 
@@ -69,6 +70,10 @@ REWARDMATH_SPECS = (
     if REWARDMATH_ENABLED
     else {}
 )
+# One name, one model: scores of both branches live under results/.../{model}/ and share a download.
+for _name in set(MODEL_SPECS) & set(REWARDMATH_SPECS):
+    if MODEL_SPECS[_name] != REWARDMATH_SPECS[_name]:
+        raise WorkflowError(f"config: model {_name!r} is defined differently in `models` and `rewardmath.models`")
 ALL_SPECS = {**MODEL_SPECS, **REWARDMATH_SPECS}
 
 _reference = config.get("reference_model")
