@@ -45,8 +45,17 @@ class Point:
     rewardbench_ci: tuple[float, float]
 
     @property
+    def rewardmath_full(self) -> bool:
+        return self.n_rewardmath >= REWARDMATH_PROBLEMS
+
+    @property
+    def rewardbench_full(self) -> bool:
+        return (self.n_rewardbench or 0) >= REWARDBENCH_MATH_PRM_PAIRS
+
+    @property
     def full_set(self) -> bool:
-        return self.n_rewardmath >= REWARDMATH_PROBLEMS and (self.n_rewardbench or 0) >= REWARDBENCH_MATH_PRM_PAIRS
+        """On both full benchmarks (what the cross-benchmark correlation needs)."""
+        return self.rewardmath_full and self.rewardbench_full
 
     @property
     def has_rewardbench(self) -> bool:

@@ -40,7 +40,14 @@ from rmeval.rewardmath.official import (
     read_rewardmath_file,
 )
 from rmeval.rewardmath.subjects import REWARDBENCH_MATH_PRM_PAIRS, REWARDMATH_PROBLEMS, SUBJECT_SLUGS
-from rmeval.rewardmath.tables import DAGGER, PAIR_HEADERS, SOURCE_LABELS, percent2, write_table
+from rmeval.rewardmath.tables import (
+    DAGGER,
+    PAIR_HEADERS,
+    SIDE_LATEX_HEADERS,
+    SOURCE_LABELS,
+    percent2,
+    write_table,
+)
 
 METRIC_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy", "mrr"]
 METRIC_BRIEF = ["model", "source", "kind", "aggregation", "n", "accuracy", "mrr"]
@@ -50,8 +57,7 @@ BREAKDOWN_COLUMNS = ["model", "setup", "aggregation", "by", "value", "n", "accur
                      "accuracy_ci_high", "mrr", "mrr_ci_low", "mrr_ci_high"]
 REWARDBENCH_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy",
                        "accuracy_ci_low", "accuracy_ci_high"]
-REWARDBENCH_BRIEF = ["model", "source", "kind", "aggregation", "n", "accuracy", "accuracy_ci_low",
-                     "accuracy_ci_high"]
+REWARDBENCH_BRIEF = ["model", "source", "kind", "aggregation", "n", "accuracy", "accuracy_ci"]
 SIDE_BY_SIDE_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n_rewardmath", "rewardmath_full_set",
                         "rewardmath_accuracy", "rewardmath_accuracy_ci_low", "rewardmath_accuracy_ci_high",
                         "rewardmath_mrr", "rewardmath_mrr_ci_low", "rewardmath_mrr_ci_high", "n_rewardbench",
@@ -243,15 +249,31 @@ def side_by_side(metrics: list[dict[str, Any]], rewardbench: list[dict[str, Any]
     return rows
 
 
+_SOURCE_ORDER = {"workflow": 0, "official": 1, BASELINE: 2}
+_KIND_ORDER = {"classifier": 0, "PRM": 1, JUDGE: 2, BASELINE: 3}
+
+
 def display_rows(rows: list[dict[str, Any]], full_keys: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Rows for Markdown / LaTeX: a dagger on partial runs, human source labels, the file stem only for official rows."""
+    """Rows for Markdown / LaTeX: this run's models first, then official ones by kind and name, then the baselines;
+    a dagger on partial runs, human source labels, the file stem only for official rows, the CI as one cell."""
+    from rmeval.rewardmath.baselines import BASELINE_NAMES
+
+    def order(row: dict[str, Any]) -> tuple:
+        aggregation = STEP_AGGREGATIONS.index(row["aggregation"]) if row["aggregation"] in STEP_AGGREGATIONS else -1
+        baseline = BASELINE_NAMES.index(row["setup"]) if row["setup"] in BASELINE_NAMES else -1
+        return (_SOURCE_ORDER.get(row["source"], 0), _KIND_ORDER.get(row["kind"], 0), baseline,
+                row["model"].lower(), aggregation)
+
     shown = []
-    for row in rows:
+    for row in sorted(rows, key=order):
         partial = any(row.get(key) is False for key in full_keys)
+        low, high = row.get("accuracy_ci_low"), row.get("accuracy_ci_high")
+        ci = "" if low is None or high is None or low != low or high != high else f"{low:.2f}–{high:.2f}"
         shown.append({**row, "model": row["model"] + (f" {DAGGER}" if partial else ""),
                       "source": SOURCE_LABELS.get(row["source"], row["source"]),
                       "aggregation": display_aggregation(row["kind"], row["aggregation"]),
-                      "setup": row["setup"] if row["source"] == "official" else ""})
+                      "setup": row["setup"] if row["source"] == "official" else "", "accuracy_ci": ci,
+                      "group": (row["source"], row["kind"])})
     return shown
 
 
@@ -292,37 +314,43 @@ def write_all(collected: Collected, out: Path, n_bootstrap: int, seed: int, name
     rewardbench = rewardbench_rows(collected, n_bootstrap, seed, names)
     full = ("full_set",)
     problems = f"problems than the full benchmark ({REWARDMATH_PROBLEMS})"
+    caption = "RewardMATH accuracy and MRR (%) per setup and aggregation"
+    latex = {"rule_between": "group"}
     write_table(metrics, METRIC_COLUMNS, out, "rewardmath_metrics", "", formats=("csv",))
-    write_table(display_rows(metrics, full), ["model", "setup", *METRIC_BRIEF[1:]], out, "rewardmath_metrics",
-                "RewardMATH accuracy and MRR (%) per setup and aggregation", formats=("md",),
-                notes=_notes(metrics, full, problems))
-    write_table(display_rows(metrics, full), METRIC_BRIEF, out, "rewardmath_metrics",
-                "RewardMATH accuracy and MRR (%) per setup and aggregation", formats=("tex",),
-                notes=_notes(metrics, full, problems))
+    shown = display_rows(metrics, full)
+    notes = _notes(metrics, full, problems)
+    write_table(shown, ["model", "setup", *METRIC_BRIEF[1:]], out, "rewardmath_metrics", caption, formats=("md",),
+                notes=notes)
+    write_table(shown, METRIC_BRIEF, out, "rewardmath_metrics", caption, formats=("tex",), notes=notes, **latex)
     write_table(metrics, CI_COLUMNS, out, "rewardmath_metrics_ci", "", formats=("csv",))
     write_table(breakdown_rows(collected.setups, n_bootstrap, seed, names), BREAKDOWN_COLUMNS, out,
                 "rewardmath_breakdown", "", formats=("csv",))
     pairs = f"pairs than the full benchmark ({REWARDBENCH_MATH_PRM_PAIRS})"
     caption = "RewardBench math-prm one-to-one accuracy (%) with 95% bootstrap CIs"
     write_table(rewardbench, REWARDBENCH_COLUMNS, out, "rewardbench_math_prm_accuracy", "", formats=("csv",))
-    write_table(display_rows(rewardbench, full), ["model", "setup", *REWARDBENCH_BRIEF[1:]], out,
-                "rewardbench_math_prm_accuracy", caption, formats=("md",), notes=_notes(rewardbench, full, pairs),
-                headers=PAIR_HEADERS)
-    write_table(display_rows(rewardbench, full), REWARDBENCH_BRIEF, out, "rewardbench_math_prm_accuracy", caption,
-                formats=("tex",), notes=_notes(rewardbench, full, pairs), headers=PAIR_HEADERS)
+    shown = display_rows(rewardbench, full)
+    notes = _notes(rewardbench, full, pairs)
+    write_table(shown, ["model", "setup", *REWARDBENCH_BRIEF[1:]], out, "rewardbench_math_prm_accuracy", caption,
+                formats=("md",), notes=notes, headers=PAIR_HEADERS, right=("accuracy_ci",))
+    write_table(shown, REWARDBENCH_BRIEF, out, "rewardbench_math_prm_accuracy", caption, formats=("tex",),
+                notes=notes, headers=PAIR_HEADERS, right=("accuracy_ci",), **latex)
     combined = side_by_side(metrics, rewardbench)
     write_table(combined, SIDE_BY_SIDE_COLUMNS, out, "rewardmath_vs_rewardbench", "", formats=("csv",))
     both = ("rewardmath_full_set", "rewardbench_full_set")
-    notes = _notes(combined, both, f"problems or pairs than the full benchmarks ({REWARDMATH_PROBLEMS} / {REWARDBENCH_MATH_PRM_PAIRS})")
+    notes = [f"PRMs under {prm_aggregation} (all aggregations in the CSV).",
+             *_notes(combined, both, f"problems or pairs than the full benchmarks ({REWARDMATH_PROBLEMS} / "
+                                     f"{REWARDBENCH_MATH_PRM_PAIRS})")]
     points = [point_from_row(row) for row in combined]
     for metric, label in (("accuracy", "accuracy"), ("mrr", "MRR")):
         agreement = rank_agreement(points, prm_aggregation, metric)
         notes.append(f"RewardBench math-prm accuracy vs RewardMATH {label}: {agreement.describe()}; PRMs under "
                      f"{prm_aggregation}, baselines and partial runs excluded.")
-    shown = [row for row in combined if row["kind"] != "PRM" or row["aggregation"] == prm_aggregation]
-    write_table(display_rows(shown, both), SIDE_BY_SIDE_BRIEF, out, "rewardmath_vs_rewardbench",
-                "RewardMATH accuracy and MRR next to RewardBench math-prm accuracy (%)", formats=("md", "tex"),
-                notes=[f"PRMs under {prm_aggregation} (all aggregations in the CSV).", *notes])
+    shown = display_rows([row for row in combined if row["kind"] != "PRM" or row["aggregation"] == prm_aggregation],
+                         both)
+    caption = "RewardMATH accuracy and MRR next to RewardBench math-prm accuracy (%)"
+    write_table(shown, SIDE_BY_SIDE_BRIEF, out, "rewardmath_vs_rewardbench", caption, formats=("md",), notes=notes)
+    write_table(shown, SIDE_BY_SIDE_BRIEF, out, "rewardmath_vs_rewardbench", caption, formats=("tex",), notes=notes,
+                headers=SIDE_LATEX_HEADERS, groups=(("", 3), ("RewardMATH", 3), ("RewardBench", 2)), **latex)
     return metrics, rewardbench
 
 
