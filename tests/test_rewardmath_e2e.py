@@ -76,7 +76,8 @@ def test_classifier_and_prm_score_the_sample(shared_data, tiny_model_dir, tiny_p
     out = tmp_path / "tables"
     assert rmeval(["rewardmath-metrics", "--scores", str(scores), "--data", str(data_dir), "--subjects", "algebra",
                    "--out", str(out), "--bootstrap", "50"]) == 0
-    metrics = {(r["setup"], r["aggregation"]): r for r in _csv(out / "rewardmath_metrics.csv")}
+    metrics = {(r["setup"], r["aggregation"]): r for r in _csv(out / "rewardmath_metrics.csv")
+               if r["source"] == "workflow"}
     assert set(metrics) == {("tiny-cls", "scalar")} | {("tiny-prm", a) for a in ("prod", "geo", "min", "mean", "last")}
     expected = {
         ("tiny-cls", "scalar"): classifier.set_index("id")["reward"],
@@ -122,7 +123,8 @@ def test_snakemake_rewardmath_branch(shared_data, tiny_model_dir, tiny_prm_dir, 
     run_snakemake(workdir, configfile, "--cores", "2")
     results = workdir / "results"
     for target in [*targets, "results/tables/table1_anova.csv", "results/figures/fig2_group_means.png",
-                   "results/summary.md"]:
+                   "results/summary.md", "results/rewardmath/summary.md",
+                   "results/tables/rewardbench_math_prm_accuracy.tex"]:
         assert (workdir / target).is_file(), target
     assert sorted(p.stem for p in (results / "rewardmath" / "data").glob("*.parquet")) == sorted(
         [*SUBJECT_SLUGS, "rewardbench_math_prm"])
@@ -132,9 +134,18 @@ def test_snakemake_rewardmath_branch(shared_data, tiny_model_dir, tiny_prm_dir, 
     assert metrics["internlm2_reward", "scalar"]["accuracy"] == "37.27"  # official files in the same table
     assert metrics["tiny-prm", "geo"]["n"] == "2"
     assert {a for s, a in metrics if s == "tiny-prm"} == {"prod", "geo", "min", "mean", "last"}
-    side = {(r["model"], r["aggregation"]): r for r in _csv(results / "tables" / "rewardmath_vs_rewardbench.csv")}
+    side = {(r["setup"], r["aggregation"]): r for r in _csv(results / "tables" / "rewardmath_vs_rewardbench.csv")}
     assert side["tiny-prm", "prod"]["rewardbench_setup"] == "tiny-prm"
     assert side["ArmoRM_reward", "scalar"]["rewardbench_accuracy"] == "92.84"
+    assert side["ArmoRM_reward", "scalar"]["model"] == "ArmoRM-Llama3-8B-v0.1"
+    # Baselines on the run's own prepared data: 6 RewardBench pairs, 2 RewardMATH problems (both partial).
+    assert side["fewest steps", "scalar"]["n_rewardbench"] == "6" and side["random", "scalar"]["rewardmath_mrr"] == "29.29"
+    assert side["tiny-prm", "prod"]["rewardmath_full_set"] == "no"
+    # The combined summary ends with the RewardMATH section, the same text as results/rewardmath/summary.md.
+    section = (results / "rewardmath" / "summary.md").read_text()
+    combined = (results / "summary.md").read_text()
+    assert section.startswith("## RewardMATH") and combined.endswith(section) and combined.count("## RewardMATH") == 1
+    assert "tiny-prm (prod)" in section and "Partial runs" in section
     # Official files are broken down through the prepared data: only the sample's two problems match.
     breakdown = _csv(results / "tables" / "rewardmath_breakdown.csv")
     assert {r["value"] for r in breakdown if r["setup"] == "internlm2_reward" and r["by"] == "subject"} == {"Algebra"}

@@ -32,7 +32,7 @@ def test_all_shared_official_files(shared_data, tmp_path):
                              str(shared_data / "rewardmath" / "rewardmath_problems_483_index.jsonl"),
                              "--out", str(tmp_path), "--bootstrap", "200"]) == 0
     rows = _csv(tmp_path / "rewardmath_metrics.csv")
-    assert list(rows[0]) == ["setup", "aggregation", "n", "accuracy", "mrr"]
+    assert list(rows[0]) == ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy", "mrr"]
     by_key = {(row["setup"], row["aggregation"]): row for row in rows}
     assert {row["setup"] for row in rows} == {path.stem for path in official.glob("*.json")}
     assert len(rows) == 31 + 4 * 4  # four PRMs have five aggregations each
@@ -58,12 +58,13 @@ def test_all_shared_official_files(shared_data, tmp_path):
     levels = [row for row in breakdown if row["setup"] == "internlm2_reward" and row["by"] == "level"]
     assert [row["value"] for row in levels] == ["1", "2", "3", "4", "5"]
 
-    side = {(row["model"], row["aggregation"]): row for row in _csv(tmp_path / "rewardmath_vs_rewardbench.csv")}
+    side = {(row["setup"], row["aggregation"]): row for row in _csv(tmp_path / "rewardmath_vs_rewardbench.csv")}
     assert side["grm_gemma_reward", "scalar"]["rewardbench_setup"] == "rewardbench_GRM_Gemma_2B"
     assert side["Math_Shepherd_reward", "prod"]["rewardbench_setup"] == "rewardbench_Math_Shepherd"
     assert side["gpt4_pairwise_reward", "pairwise"]["rewardbench_accuracy"] == ""
     assert (tmp_path / "rewardmath_metrics.tex").read_text().count(r"\\") == 1 + len(rows)
-    assert "| internlm2_reward | scalar | 483 | 37.27 | 55.17 |" in (tmp_path / "rewardmath_metrics.md").read_text()
+    assert ("| internlm2-7b-reward | internlm2_reward | official | classifier | scalar | 483 | 37.27 | 55.17 |"
+            in (tmp_path / "rewardmath_metrics.md").read_text())
 
 
 def test_shared_rewardbench_files_both_layouts(shared_data):

@@ -119,9 +119,14 @@ def test_workflow_scores_metrics_and_figure(scored, tmp_path):
     assert figures.main(["--table", str(out / "rewardmath_vs_rewardbench.csv"), "--png", str(png), "--pdf", str(pdf),
                          "--prm-aggregation", "min"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and pdf.read_bytes()[:5] == b"%PDF-"
-    points = figures.read_points(out / "rewardmath_vs_rewardbench.csv", "min")
-    assert sorted((p.model, p.kind, p.rewardbench) for p in points) == [("rm-scalar", "classifier", 50.0),
+    points = figures.plotted_points(figures.read_points(out / "rewardmath_vs_rewardbench.csv"), "min")
+    models = [p for p in points if not p.is_baseline]
+    assert sorted((p.model, p.kind, p.rewardbench) for p in models) == [("rm-scalar", "classifier", 50.0),
                                                                         ("tiny-prm", "PRM", 50.0)]
+    # The baselines on the same prepared data are plotted too, as partial runs (4 pairs, 3 problems).
+    assert {p.setup for p in points if p.is_baseline} == {"random", "fewest steps", "most steps",
+                                                          "shortest solution", "longest solution"}
+    assert not any(p.full_set for p in points)
 
 
 def test_subject_selection_and_official_files_together(scored, tmp_path, shared_data):
@@ -168,12 +173,12 @@ def test_empty_step_list_and_missing_data(scored, tmp_path):
 
 def test_figure_without_rewardbench_scores_says_so(tmp_path):
     table = tmp_path / "side.csv"
-    table.write_text("model,aggregation,rewardmath_accuracy,rewardmath_mrr,rewardbench_accuracy\n"
-                     "judge_pairwise,pairwise,20.00,40.00,\n")
-    assert figures.read_points(table, "prod") == []
+    table.write_text("model,kind,aggregation,source,n_rewardmath,rewardmath_accuracy,rewardmath_mrr,n_rewardbench,"
+                     "rewardbench_accuracy\njudge_pairwise,LLM judge,pairwise,workflow,483,20.00,40.00,,\n")
+    assert len(figures.read_points(table)) == 1 and figures.plotted_points(figures.read_points(table), "prod") == []
     png, pdf = tmp_path / "f.png", tmp_path / "f.pdf"
     assert figures.main(["--table", str(table), "--png", str(png), "--pdf", str(pdf)]) == 0
     assert png.stat().st_size > 0 and pdf.stat().st_size > 0
     table.write_text("model,accuracy\nx,1\n")
     with pytest.raises(RmevalError, match="missing column"):
-        figures.read_points(table, "prod")
+        figures.read_points(table)

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rewardmath-prepare": ("rmeval.rewardmath.prepare", "Load RewardMATH / RewardBench math-prm and split per subject."),
     "rewardmath-metrics": ("rmeval.rewardmath.cli_metrics", "RewardMATH accuracy/MRR from official or workflow scores."),
     "rewardmath-figures": ("rmeval.rewardmath.figures", "RewardBench-math vs RewardMATH accuracy figure."),
+    "rewardmath-summary": ("rmeval.rewardmath.summary", "Plain-words RewardMATH section (or append it to a summary)."),
 }
 
 

@@ -121,10 +121,18 @@ rule fairness_summary:
         table8="results/tables/table8_length.csv",
         table10="results/tables/table10_rank_vs_fairness.csv",
         record="results/tables/fairness_stats.json",
+        # The RewardMATH section (rewardmath.smk), appended when that branch runs.
+        rewardmath=lambda wildcards: [RM_TABLE_FILES["side_by_side"]] if REWARDMATH_ENABLED else [],
     output:
         "results/summary.md",
     params:
         tables_dir=subpath(input.table1, parent=True),
+        rewardmath=lambda wildcards, input, output: (
+            f" && rmeval rewardmath-summary --table {shlex.quote(input.rewardmath[0])} --append-to"
+            f" {shlex.quote(output[0])} --prm-aggregation {RM_PRM_AGGREGATION}"
+            if input.rewardmath
+            else ""
+        ),
     localrule: True
     log:
         "logs/fairness_summary.log",
@@ -136,4 +144,4 @@ rule fairness_summary:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval fairness-summary --tables {params.tables_dir:q} --out {output:q} > {log:q} 2>&1"
+        "(rmeval fairness-summary --tables {params.tables_dir:q} --out {output:q}{params.rewardmath}) > {log:q} 2>&1"

@@ -33,12 +33,15 @@ RM_TABLE_FILES = {
     "breakdown": "results/tables/rewardmath_breakdown.csv",
     "rewardbench": "results/tables/rewardbench_math_prm_accuracy.csv",
     "rewardbench_md": "results/tables/rewardbench_math_prm_accuracy.md",
+    "rewardbench_tex": "results/tables/rewardbench_math_prm_accuracy.tex",
     "side_by_side": "results/tables/rewardmath_vs_rewardbench.csv",
     "side_by_side_md": "results/tables/rewardmath_vs_rewardbench.md",
     "side_by_side_tex": "results/tables/rewardmath_vs_rewardbench.tex",
 }
 RM_FIGURES = ["results/figures/rewardmath_vs_rewardbench.png", "results/figures/rewardmath_vs_rewardbench.pdf"]
-RM_OUTPUTS = [*RM_TABLE_FILES.values(), *RM_FIGURES]
+RM_SUMMARY = "results/rewardmath/summary.md"
+RM_OUTPUTS = [*RM_TABLE_FILES.values(), *RM_FIGURES, RM_SUMMARY]
+RM_PRM_AGGREGATION = REWARDMATH.get("prm_aggregation", "prod")
 
 
 wildcard_constraints:
@@ -108,6 +111,7 @@ rule rewardmath_metrics:
         data=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_ALL_TABLES),
         scores=expand("results/rewardmath/scores/{model}/{rm_table}.parquet", model=RM_MODELS, rm_table=RM_SCORED_TABLES),
         official=list(RM_OFFICIAL.values()),
+        registry=config_path(config.get("registry", "config/models.yaml")),
     output:
         metrics=report(
             RM_TABLE_FILES["metrics"],
@@ -129,8 +133,14 @@ rule rewardmath_metrics:
             category="RewardMATH",
             labels={"table": "RewardMATH by subject and level"},
         ),
-        rewardbench=RM_TABLE_FILES["rewardbench"],
+        rewardbench=report(
+            RM_TABLE_FILES["rewardbench"],
+            caption="../report/rewardbench_math_prm.rst",
+            category="RewardMATH",
+            labels={"table": "RewardBench math-prm accuracy"},
+        ),
         rewardbench_md=RM_TABLE_FILES["rewardbench_md"],
+        rewardbench_tex=RM_TABLE_FILES["rewardbench_tex"],
         side_by_side=report(
             RM_TABLE_FILES["side_by_side"],
             caption="../report/rewardmath_vs_rewardbench.rst",
@@ -151,6 +161,7 @@ rule rewardmath_metrics:
         out=subpath(output.metrics, parent=True),
         bootstrap=REWARDMATH.get("bootstrap", 1000),
         seed=REWARDMATH.get("seed", 0),
+        prm_aggregation=RM_PRM_AGGREGATION,
     localrule: True
     log:
         "logs/rewardmath/metrics.log",
@@ -161,6 +172,7 @@ rule rewardmath_metrics:
         "../../envs/rmeval.yaml"
     shell:
         "rmeval rewardmath-metrics {params.workflow_scores} {params.official} --data {params.data:q}"
+        " --registry {input.registry:q} --prm-aggregation {params.prm_aggregation}"
         " --out {params.out:q} --bootstrap {params.bootstrap} --seed {params.seed} > {log:q} 2>&1"
 
 
@@ -176,7 +188,7 @@ rule rewardmath_figures:
         ),
         pdf=RM_FIGURES[1],
     params:
-        prm_aggregation=REWARDMATH.get("prm_aggregation", "prod"),
+        prm_aggregation=RM_PRM_AGGREGATION,
     localrule: True
     log:
         "logs/rewardmath/figures.log",
@@ -187,4 +199,29 @@ rule rewardmath_figures:
         "../../envs/rmeval.yaml"
     shell:
         "rmeval rewardmath-figures --table {input:q} --png {output.png:q} --pdf {output.pdf:q}"
+        " --prm-aggregation {params.prm_aggregation} > {log:q} 2>&1"
+
+
+rule rewardmath_summary:
+    input:
+        RM_TABLE_FILES["side_by_side"],
+    output:
+        report(
+            RM_SUMMARY,
+            caption="../report/rewardmath_summary.rst",
+            category="RewardMATH",
+            labels={"summary": "RewardMATH in plain words"},
+        ),
+    params:
+        prm_aggregation=RM_PRM_AGGREGATION,
+    localrule: True
+    log:
+        "logs/rewardmath/summary.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval rewardmath-summary --table {input:q} --out {output:q}"
         " --prm-aggregation {params.prm_aggregation} > {log:q} 2>&1"

@@ -1,79 +1,43 @@
-"""`rmeval rewardmath-figures`: RewardBench math-prm accuracy against RewardMATH accuracy (and MRR), per model.
+"""`rmeval rewardmath-figures`: RewardBench math-prm accuracy against RewardMATH accuracy and MRR, per model.
 
 The paper's point (Kim et al. 2024, Fig. 1): a model's one-to-one RewardBench math accuracy does not predict
 its one-to-many RewardMATH accuracy. Each point is a model; PRMs are shown under one step aggregation
-(--prm-aggregation, default prod). Error bars are the bootstrap 95% CIs of rmeval rewardmath-metrics; the
-panel titles give Spearman's rho and Kendall's tau across models.
+(--prm-aggregation, default prod); the reward-free baselines (fewest steps, ...) are grey crosses. Error bars
+on both axes of both panels are the bootstrap 95% CIs of rmeval rewardmath-metrics (the random baseline is an
+expected value and has none). Runs on fewer problems than the full benchmarks are hollow, marked with a dagger
+and left out of the rank correlations in the panel titles (which give the number of models used).
+
+Labels are placed by a deterministic search: for each point (top to bottom), the first offset on rings of
+growing radius whose text box overlaps no placed label, no marker and stays inside the axes.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
-import os
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
-from rmeval.errors import RmevalError
 from rmeval.rewardmath.aggregation import STEP_AGGREGATIONS
+from rmeval.rewardmath.agreement import Point, one_per_model, rank_agreement, read_points
+from rmeval.rewardmath.tables import DAGGER
 
-REQUIRED_COLUMNS = ("model", "aggregation", "rewardmath_accuracy", "rewardmath_mrr", "rewardbench_accuracy")
-
-
-@dataclass(frozen=True)
-class ModelPoint:
-    model: str
-    kind: str  # classifier | PRM
-    rewardbench: float
-    rewardbench_ci: tuple[float, float]
-    accuracy: float
-    accuracy_ci: tuple[float, float]
-    mrr: float
+FONT_SIZE = 7
+# Offsets tried for a label, in points: 8 directions on rings of growing radius (the first free one wins).
+_DIRECTIONS = ((1, 1), (1, -1), (-1, 1), (-1, -1), (1, 0), (-1, 0), (0, 1), (0, -1))
+_RADII = (4, 9, 15, 22, 30, 40, 52)
+STYLES = {"classifier": ("o", "tab:blue"), "PRM": ("s", "tab:orange"), "LLM judge": ("^", "tab:green"),
+          "baseline": ("X", "0.45")}
 
 
-def _number(text: str | None) -> float:
-    return float(text) if text not in (None, "") else math.nan
+def plotted_points(points: Sequence[Point], prm_aggregation: str) -> list[Point]:
+    """What the figure shows: one point per model (and baseline) that has both scores."""
+    return [point for point in one_per_model(points, prm_aggregation)
+            if point.has_rewardbench and not math.isnan(point.accuracy)]
 
 
-def read_points(path: Path, prm_aggregation: str) -> list[ModelPoint]:
-    if not path.is_file():
-        raise RmevalError(f"table not found: {path} (run rmeval rewardmath-metrics)")
-    with path.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [column for column in REQUIRED_COLUMNS if column not in (reader.fieldnames or [])]
-        if missing:
-            raise RmevalError(f"{path}: missing column(s) {missing}")
-        rows = list(reader)
-    points = []
-    for row in rows:
-        if row["rewardbench_accuracy"] in ("", None):
-            continue  # e.g. LLM judges: no RewardBench score to compare
-        is_prm = row["aggregation"] in STEP_AGGREGATIONS
-        if is_prm and row["aggregation"] != prm_aggregation:
-            continue
-        points.append(ModelPoint(
-            model=row["model"].removesuffix("_reward"),
-            kind="PRM" if is_prm else "classifier",
-            rewardbench=_number(row["rewardbench_accuracy"]),
-            rewardbench_ci=(_number(row.get("rewardbench_accuracy_ci_low")),
-                            _number(row.get("rewardbench_accuracy_ci_high"))),
-            accuracy=_number(row["rewardmath_accuracy"]),
-            accuracy_ci=(_number(row.get("rewardmath_accuracy_ci_low")),
-                         _number(row.get("rewardmath_accuracy_ci_high"))),
-            mrr=_number(row["rewardmath_mrr"]),
-        ))
-    return points
-
-
-def rank_correlations(xs: list[float], ys: list[float]) -> str:
-    if len(xs) < 3:
-        return "fewer than 3 models: no rank correlation"
-    from scipy import stats
-
-    rho = stats.spearmanr(xs, ys).statistic
-    tau = stats.kendalltau(xs, ys).statistic
-    return f"Spearman ρ = {rho:.2f}, Kendall τ = {tau:.2f} (n = {len(xs)})"
+def _label(point: Point) -> str:
+    return point.model if point.full_set else f"{point.model} {DAGGER}"
 
 
 def _errors(values: list[float], cis: list[tuple[float, float]]):
@@ -82,44 +46,128 @@ def _errors(values: list[float], cis: list[tuple[float, float]]):
     return [lows, highs]
 
 
-def draw(points: list[ModelPoint], prm_aggregation: str, png: Path, pdf: Path) -> None:
+def _overlap(a, b) -> float:
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return width * height if width > 0 and height > 0 else 0.0
+
+
+def _outside(box, frame) -> float:
+    inside = _overlap(box, frame)
+    return box.width * box.height - inside
+
+
+def place_labels(axis, labels: Sequence[tuple[str, float, float]], renderer) -> list:
+    """Annotate each (text, x, y) at the first free offset; returns the annotations (deterministic)."""
+    from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
+
+    dpi = axis.figure.dpi
+    frame = axis.get_window_extent(renderer)
+    marker = 4.5 * dpi / 72
+    centres = [axis.transData.transform((x, y)) for _, x, y in labels]
+    obstacles = [Bbox.from_extents(cx - marker, cy - marker, cx + marker, cy + marker) for cx, cy in centres]
+    placed: list = []
+    annotations: list = []
+    order = sorted(range(len(labels)), key=lambda i: (-labels[i][2], labels[i][1], labels[i][0]))
+    pad = 1.5 * dpi / 72
+    for index in order:
+        text, x, y = labels[index]
+        best = None
+        for radius in _RADII:
+            for dx, dy in _DIRECTIONS:
+                offset = (dx * radius, dy * radius)
+                ha = "left" if dx > 0 else "right" if dx < 0 else "center"
+                va = "bottom" if dy > 0 else "top" if dy < 0 else "center"
+                annotation = axis.annotate(text, (x, y), xytext=offset, textcoords="offset points", ha=ha, va=va,
+                                           fontsize=FONT_SIZE)
+                annotation.update_positions(renderer)  # place the text as a draw would, then measure the text alone
+                box = Text.get_window_extent(annotation, renderer).padded(pad)
+                annotation.remove()
+                cost = sum(_overlap(box, other) for other in placed)
+                cost += sum(_overlap(box, other) for other in obstacles)
+                cost += 4 * _outside(box, frame)
+                if best is None or cost < best[0]:
+                    best = (cost, offset, ha, va, radius, box)
+                if cost == 0:
+                    break
+            if best[0] == 0:
+                break
+        _, offset, ha, va, radius, box = best
+        arrow = {"arrowstyle": "-", "color": "0.55", "lw": 0.5, "shrinkA": 0, "shrinkB": 2} if radius > _RADII[1] else None
+        annotations.append(axis.annotate(text, (x, y), xytext=offset, textcoords="offset points", ha=ha, va=va,
+                                         fontsize=FONT_SIZE, arrowprops=arrow))
+        placed.append(box)
+    return annotations
+
+
+def _limits(values: list[float], cis: list[tuple[float, float]]) -> tuple[float, float]:
+    finite = [v for v in values if not math.isnan(v)] + [c for ci in cis for c in ci if not math.isnan(c)]
+    low, high = min(finite), max(finite)
+    span = max(high - low, 5.0)
+    return max(-2.0, low - 0.12 * span), min(102.0, high + 0.12 * span)
+
+
+def build_figure(points: Sequence[Point], prm_aggregation: str):
+    """The two-panel figure with labels placed; returns the matplotlib Figure (the caller saves or inspects it)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4.8), constrained_layout=True)
-    panels = (("accuracy", "RewardMATH accuracy (%)"), ("mrr", "RewardMATH MRR (%)"))
-    styles = {"classifier": ("o", "tab:blue"), "PRM": ("s", "tab:orange")}
-    for axis, (metric, label) in zip(axes, panels, strict=True):
-        if not points:
+    shown = plotted_points(points, prm_aggregation)
+    figure, axes = plt.subplots(1, 2, figsize=(13, 6), dpi=150, constrained_layout=True)
+    panels = (("accuracy", "accuracy_ci", "RewardMATH accuracy (%)"), ("mrr", "mrr_ci", "RewardMATH MRR (%)"))
+    handles: dict[str, object] = {}
+    for axis, (metric, ci_name, label) in zip(axes, panels, strict=True):
+        if not shown:
             axis.text(0.5, 0.5, "no model has both a RewardMATH and a RewardBench math-prm score",
                       ha="center", va="center", wrap=True, transform=axis.transAxes)
-        for kind, (marker, color) in styles.items():
-            chosen = [point for point in points if point.kind == kind]
-            if not chosen:
-                continue
-            xs = [point.rewardbench for point in chosen]
-            ys = [getattr(point, metric) for point in chosen]
-            xerr = _errors(xs, [point.rewardbench_ci for point in chosen])
-            yerr = _errors(ys, [point.accuracy_ci for point in chosen]) if metric == "accuracy" else None
-            name = kind if kind == "classifier" else f"PRM ({prm_aggregation})"
-            axis.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt=marker, color=color, ecolor=color, alpha=0.85,
-                          capsize=2, elinewidth=0.8, label=name)
-            for point, x, y in zip(chosen, xs, ys, strict=True):
-                axis.annotate(point.model, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
+        for kind, (marker, color) in STYLES.items():
+            for full in (True, False):
+                chosen = [point for point in shown if point.kind == kind and point.full_set == full]
+                if not chosen:
+                    continue
+                xs = [point.rewardbench for point in chosen]
+                ys = [getattr(point, metric) for point in chosen]
+                name = f"PRM ({prm_aggregation})" if kind == "PRM" else kind
+                container = axis.errorbar(
+                    xs, ys, xerr=_errors(xs, [point.rewardbench_ci for point in chosen]),
+                    yerr=_errors(ys, [getattr(point, ci_name) for point in chosen]), fmt=marker, color=color,
+                    ecolor=color, alpha=0.85, capsize=2, elinewidth=0.8, markersize=6,
+                    markerfacecolor=color if full else "white", label=name if full else f"{name}, partial run")
+                handles.setdefault(container.get_label(), container)
+        if shown:  # the CIs of partial runs (a few problems) would squash the rest: they may leave the axes
+            full = [p for p in shown if p.full_set] or shown
+            axis.set_xlim(*_limits([p.rewardbench for p in shown], [p.rewardbench_ci for p in full]))
+            axis.set_ylim(*_limits([getattr(p, metric) for p in shown], [getattr(p, ci_name) for p in full]))
         axis.set_xlabel("RewardBench math-prm accuracy (%)")
         axis.set_ylabel(label)
-        axis.set_title(rank_correlations([p.rewardbench for p in points], [getattr(p, metric) for p in points]),
-                       fontsize=9)
+        axis.set_title(rank_agreement(points, prm_aggregation, metric).describe(), fontsize=9)
         axis.grid(alpha=0.3)
-        if points:
-            axis.legend(fontsize=8, loc="best")
-    figure.suptitle("One-to-one RewardBench math accuracy vs one-to-many RewardMATH", fontsize=11)
+    if handles:
+        figure.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=min(6, len(handles)),
+                      fontsize=8, frameon=False)
+    figure.suptitle("One-to-one RewardBench math accuracy vs one-to-many RewardMATH "
+                    f"(error bars: 95% bootstrap CIs; {DAGGER} partial run, not in the correlation)", fontsize=10)
+    figure.canvas.draw()  # settle the constrained layout, then freeze it so label boxes stay where measured
+    figure.set_layout_engine("none")
+    renderer = figure.canvas.get_renderer()
+    for axis, (metric, _, _) in zip(axes, panels, strict=True):
+        place_labels(axis, [(_label(point), point.rewardbench, getattr(point, metric)) for point in shown], renderer)
+    return figure
+
+
+def draw(points: Sequence[Point], prm_aggregation: str, png: Path, pdf: Path) -> None:
+    import os
+
+    import matplotlib.pyplot as plt
+
+    figure = build_figure(points, prm_aggregation)
     for path in (png, pdf):
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.stem + ".tmp" + path.suffix)  # keep the suffix: matplotlib picks the format by it
-        figure.savefig(tmp, dpi=200)
+        tmp = path.with_name(path.stem + ".tmp" + path.suffix)  # keep the suffix: matplotlib picks the format
+        figure.savefig(tmp, dpi=figure.dpi)
         os.replace(tmp, path)
     plt.close(figure)
 
@@ -137,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    points = read_points(Path(args.table), args.prm_aggregation)
+    points = read_points(Path(args.table))
     draw(points, args.prm_aggregation, Path(args.png), Path(args.pdf))
-    print(f"rewardmath-figures: {len(points)} models -> {args.png}, {args.pdf}")
+    shown = plotted_points(points, args.prm_aggregation)
+    print(f"rewardmath-figures: {len(shown)} points -> {args.png}, {args.pdf}")
     return 0

@@ -27,3 +27,7 @@ SLUG_TO_SUBJECT: dict[str, str] = dict(zip(SUBJECT_SLUGS, MATH_SUBJECTS, strict=
 
 # The prepared RewardBench math-prm table sits beside the subject tables under this stem.
 REWARDBENCH_STEM = "rewardbench_math_prm"
+
+# The full benchmarks: a run on fewer is flagged in the tables and left out of cross-benchmark correlations.
+REWARDMATH_PROBLEMS = 483
+REWARDBENCH_MATH_PRM_PAIRS = 447

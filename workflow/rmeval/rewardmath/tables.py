@@ -1,14 +1,52 @@
-"""RewardMATH result tables as CSV, Markdown and LaTeX, written atomically."""
+"""RewardMATH result tables as CSV, Markdown and LaTeX, written atomically.
+
+The CSV keeps machine column names (the contract other stages read); Markdown and LaTeX show human headers
+(`HEADERS`), right-align every numeric column, print percentages with two decimals, and carry the table's
+notes under it. The LaTeX table needs `\\usepackage{booktabs}`; a dagger marks runs on fewer problems than
+the full benchmark.
+"""
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rmeval.scoring.atomic import write_text_atomic
+
 Row = dict[str, Any]
+
+DAGGER = "†"
+
+# Machine column -> header shown in Markdown / LaTeX.
+HEADERS: dict[str, str] = {
+    "model": "Model",
+    "setup": "Result file",
+    "source": "Source",
+    "kind": "Kind",
+    "aggregation": "Aggregation",
+    "n": "Problems",
+    "accuracy": "Accuracy (%)",
+    "mrr": "MRR (%)",
+    "accuracy_ci_low": "Accuracy 95% CI low",
+    "accuracy_ci_high": "Accuracy 95% CI high",
+    "mrr_ci_low": "MRR 95% CI low",
+    "mrr_ci_high": "MRR 95% CI high",
+    "accuracy_ci": "95% CI",
+    "full_set": "Full set",
+    "n_rewardmath": "RewardMATH problems",
+    "rewardmath_accuracy": "RewardMATH accuracy (%)",
+    "rewardmath_mrr": "RewardMATH MRR (%)",
+    "n_rewardbench": "RewardBench pairs",
+    "rewardbench_accuracy": "RewardBench math-prm accuracy (%)",
+}
+# Columns whose header changes with the table: RewardBench counts pairs, not problems.
+PAIR_HEADERS = {**HEADERS, "n": "Pairs"}
+# The side-by-side LaTeX table: short headers under a "RewardMATH" / "RewardBench math-prm" group row.
+SIDE_LATEX_HEADERS = {**HEADERS, "n_rewardmath": "Problems", "rewardmath_accuracy": "Acc. (%)",
+                      "rewardmath_mrr": "MRR (%)", "n_rewardbench": "Pairs", "rewardbench_accuracy": "Acc. (%)"}
+SOURCE_LABELS = {"workflow": "this run", "official": "official", "baseline": ""}  # a baseline's kind says it
 
 
 def percent2(value: float) -> float:
@@ -16,18 +54,27 @@ def percent2(value: float) -> float:
     return value if math.isnan(value) else round(value, 2)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _cell(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.2f}"
     return str(value)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _numeric_columns(rows: Sequence[Row], columns: Sequence[str]) -> list[bool]:
+    """A column is numeric when every filled cell is a number (blank cells, e.g. a missing score, do not count)."""
+    flags = []
+    for column in columns:
+        values = [row.get(column) for row in rows if _cell(row.get(column)) != ""]
+        flags.append(bool(values) and all(_is_number(value) for value in values))
+    return flags
 
 
 def write_csv(rows: Sequence[Row], columns: Sequence[str], path: Path) -> None:
@@ -39,47 +86,86 @@ def write_csv(rows: Sequence[Row], columns: Sequence[str], path: Path) -> None:
     writer.writerow(columns)
     for row in rows:
         writer.writerow([_cell(row.get(column)) for column in columns])
-    _write_atomic(path, buffer.getvalue())
+    write_text_atomic(path, buffer.getvalue())
 
 
-def to_markdown(rows: Sequence[Row], columns: Sequence[str]) -> str:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-    lines += ["| " + " | ".join(_cell(row.get(column)) for column in columns) + " |" for row in rows]
+def to_markdown(rows: Sequence[Row], columns: Sequence[str], caption: str = "", notes: Sequence[str] = (),
+                headers: dict[str, str] = HEADERS, right: Sequence[str] = ()) -> str:
+    numeric = [flag or column in right for column, flag in zip(columns, _numeric_columns(rows, columns), strict=True)]
+    lines = [f"**{caption}**", ""] if caption else []
+    lines += ["| " + " | ".join(headers.get(column, column) for column in columns) + " |",
+              "|" + "|".join("---:" if is_numeric else ":---" for is_numeric in numeric) + "|"]
+    lines += ["| " + " | ".join(_cell(row.get(column)).replace("|", "\\|") for column in columns) + " |"
+              for row in rows]
+    if notes:
+        lines += ["", "*Note.* " + " ".join(notes)]
     return "\n".join(lines) + "\n"
 
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                   DAGGER: r"$^\dagger$", "ρ": r"$\rho$", "τ": r"$\tau$", "≥": r"$\geq$", "–": "--", "—": "---"}
 
 
 def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
 
 
-def to_latex(rows: Sequence[Row], columns: Sequence[str], caption: str, label: str) -> str:
-    numeric = [all(isinstance(row.get(column), (int, float)) for row in rows) and rows for column in columns]
-    spec = "".join("r" if is_numeric else "l" for is_numeric in numeric)
+def to_latex(rows: Sequence[Row], columns: Sequence[str], caption: str, label: str, notes: Sequence[str] = (),
+             headers: dict[str, str] = HEADERS, rule_between: str | None = "source",
+             groups: Sequence[tuple[str, int]] = (), right: Sequence[str] = ()) -> str:
+    """A booktabs table; a \\midrule separates runs of rows that differ in `rule_between` (e.g. baselines).
+
+    `groups` adds a header row above the column headers: (label, number of columns) from the left, "" for none,
+    each label underlined by \\cmidrule. `right` right-aligns text columns that hold numbers (a CI "a–b").
+    """
+    numeric = _numeric_columns(rows, columns)
+    spec = "".join("r" if is_numeric or column in right else "l" for column, is_numeric in zip(columns, numeric,
+                                                                                                strict=True))
     lines = [
-        r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(caption)}}}", rf"\label{{{label}}}",
-        rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-        " & ".join(latex_escape(column) for column in columns) + r" \\", r"\midrule",
+        "% Generated by `rmeval rewardmath-metrics`; needs \\usepackage{booktabs}.",
+        r"\begin{table}[htbp]", r"\centering", r"\small", r"\setlength{\tabcolsep}{4pt}",
+        rf"\caption{{{latex_escape(caption)}}}", rf"\label{{{label}}}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
     ]
-    lines += [" & ".join(latex_escape(_cell(row.get(column))) for column in columns) + r" \\" for row in rows]
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    if groups:
+        cells, rules, start = [], [], 1
+        for text, width in groups:
+            cells.append(rf"\multicolumn{{{width}}}{{c}}{{{latex_escape(text)}}}" if text and width > 1
+                         else latex_escape(text) if text else " & ".join([""] * width))
+            if text:
+                rules.append(rf"\cmidrule(lr){{{start}-{start + width - 1}}}")
+            start += width
+        lines += [" & ".join(cells) + r" \\", " ".join(rules)]
+    lines += [" & ".join(latex_escape(headers.get(column, column)) for column in columns) + r" \\", r"\midrule"]
+    previous = None
+    for index, row in enumerate(rows):
+        group = row.get(rule_between) if rule_between else None
+        if index and group != previous:
+            lines.append(r"\midrule")
+        previous = group
+        lines.append(" & ".join(latex_escape(_cell(row.get(column))) for column in columns) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if notes:
+        lines += [r"\par\smallskip", r"\begin{minipage}{\linewidth}\footnotesize",
+                  latex_escape("Note. " + " ".join(notes)), r"\end{minipage}"]
+    lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
 
 
 def write_table(rows: Sequence[Row], columns: Sequence[str], out_dir: Path, stem: str, caption: str,
-                formats: Sequence[str] = ("csv", "md", "tex")) -> list[Path]:
+                formats: Sequence[str] = ("csv", "md", "tex"), notes: Sequence[str] = (),
+                headers: dict[str, str] = HEADERS, **latex: Any) -> list[Path]:
     """`stem.csv` (+ `.md`, `.tex`); the LaTeX table needs booktabs."""
     written = []
     if "csv" in formats:
         write_csv(rows, columns, out_dir / f"{stem}.csv")
         written.append(out_dir / f"{stem}.csv")
     if "md" in formats:
-        _write_atomic(out_dir / f"{stem}.md", to_markdown(rows, columns))
+        write_text_atomic(out_dir / f"{stem}.md", to_markdown(rows, columns, caption, notes, headers,
+                                                              latex.get("right", ())))
         written.append(out_dir / f"{stem}.md")
     if "tex" in formats:
-        _write_atomic(out_dir / f"{stem}.tex", to_latex(rows, columns, caption, f"tab:{stem}"))
+        write_text_atomic(out_dir / f"{stem}.tex", to_latex(rows, columns, caption, f"tab:{stem}", notes, headers,
+                                                                       **latex))
         written.append(out_dir / f"{stem}.tex")
     return written
