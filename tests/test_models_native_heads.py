@@ -223,3 +223,36 @@ def test_fixture_modeling_files_keep_the_published_structure(fixtures: dict[str,
     with safe_open(str(fixtures["eurus"] / "model.safetensors"), framework="pt") as handle:
         assert "regression_head.weight" in set(handle.keys())
     assert import_fixture_module(fixtures["grm"], "grm").LlamaWithValueHead.__name__ == "LlamaWithValueHead"
+
+
+@pytest.mark.parametrize("kind", ["armorm", "grm", "eurus"])
+def test_rmeval_score_cli_equals_the_model_card(kind: str, fixtures: dict[str, Path], tmp_path: Path,
+                                                patched_docstring) -> None:
+    """The `rmeval score` command itself (spec JSON, runtime choice, parquet + meta) on the fairness task."""
+    import pandas as pd
+    import torch
+    from rmeval.cli import main
+    from rmeval.tasks import fairness_pairs
+
+    rng = np.random.default_rng(5)
+    words = "protein folding auctions volatility beamforming stochastic gradient tensor networks".split()
+    papers = pd.DataFrame({"id": [f"2401.{i:05d}" for i in range(12)],
+                           "title": [" ".join(rng.choice(words, 4)).title() for _ in range(12)],
+                           "abstract": [" ".join(rng.choice(words, int(rng.integers(3, 60)))) + "." for _ in range(12)],
+                           "categories": "cs.LG", "group": "computer_science"})
+    data = tmp_path / "papers.parquet"
+    papers.to_parquet(data)
+    output = tmp_path / "scores.parquet"
+    threads = torch.get_num_threads()
+    try:
+        status = main(["score", "--spec", _spec(kind, fixtures[kind]).to_json(), "--task", "fairness", "--input",
+                       str(data), "--output", str(output), "--threads", "1", "--progress-every", "0",
+                       "--token-budget", "400"])
+    finally:
+        torch.set_num_threads(threads)
+    assert status == 0
+    card, _ = _card_rewards(kind, fixtures[kind], fairness_pairs(papers, where="test"))
+    table = pd.read_parquet(output)
+    assert float(np.max(np.abs(table["reward"].to_numpy() - np.array(card)))) <= ATOL
+    meta = json.loads(output.with_name("scores.meta.json").read_text())
+    assert meta["adapter_details"]["implementation"].startswith("native (") and meta["dtype"] == "float32"
