@@ -256,3 +256,36 @@ def test_rmeval_score_cli_equals_the_model_card(kind: str, fixtures: dict[str, P
     assert float(np.max(np.abs(table["reward"].to_numpy() - np.array(card)))) <= ATOL
     meta = json.loads(output.with_name("scores.meta.json").read_text())
     assert meta["adapter_details"]["implementation"].startswith("native (") and meta["dtype"] == "float32"
+
+
+def test_hub_id_at_a_pinned_commit_loads_offline_from_the_cache(fixtures: dict[str, Path], tmp_path: Path) -> None:
+    """`path: RLHFlow/ArmoRM-Llama3-8B-v0.1` from a pre-filled hub cache (sharded safetensors + index), offline."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    commit = "89abcdef0123456789abcdef0123456789abcdef"
+    repo_dir = tmp_path / "hub" / "models--RLHFlow--ArmoRM-Llama3-8B-v0.1"
+    shutil.copytree(fixtures["armorm"], repo_dir / "snapshots" / commit)
+    (repo_dir / "refs").mkdir(parents=True)
+    (repo_dir / "refs" / "main").write_text(commit)
+    papers = pd.DataFrame({"id": ["a", "b", "c"], "title": ["Tensor Networks", "Auctions", "Protein Folding"],
+                           "abstract": ["We study x.", "We study y and z.", "We fold proteins."]})
+    data = tmp_path / "papers.parquet"
+    papers.to_parquet(data)
+    outputs = {}
+    for label, path in (("hub", "RLHFlow/ArmoRM-Llama3-8B-v0.1"), ("local", str(fixtures["armorm"]))):
+        outputs[label] = tmp_path / label / "scores.parquet"
+        spec = json.dumps({"name": "armorm-hub", "path": path, "adapter": "armorm", "resources": {"gpu": 0}})
+        env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        result = subprocess.run(
+            [sys.executable, "-m", "rmeval", "score", "--spec", spec, "--task", "fairness", "--input", str(data),
+             "--output", str(outputs[label]), "--threads", "1"], capture_output=True, text=True, check=False, env=env)
+        assert result.returncode == 0, result.stderr
+        assert "trust_remote_code" not in result.stderr
+    meta = json.loads(outputs["hub"].with_name("scores.meta.json").read_text())
+    assert meta["revision"] == commit
+    np.testing.assert_array_equal(pd.read_parquet(outputs["hub"])["reward"], pd.read_parquet(outputs["local"])["reward"])

@@ -217,6 +217,9 @@ class ArmoRMRewardModel(NativeRewardModel):
         ids = tuple(tokenizer.encode(ARMORM_GATING_TEXT, add_special_tokens=False))
         if not ids:
             raise RmevalError(f"model {self.name!r}: its tokenizer encodes ArmoRM's gating header to no tokens")
+        if ids[0] == ARMORM_LLAMA3_GATING_IDS[0] and ids != ARMORM_LLAMA3_GATING_IDS:
+            raise RmevalError(f"model {self.name!r}: a Llama-3 tokenizer should encode ArmoRM's gating header as "
+                              f"{list(ARMORM_LLAMA3_GATING_IDS)} (its modeling file's ids), got {list(ids)}")
         self.gating_pattern = ids
 
     def reward_positions(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
