@@ -289,3 +289,4 @@ def test_hub_id_at_a_pinned_commit_loads_offline_from_the_cache(fixtures: dict[s
     meta = json.loads(outputs["hub"].with_name("scores.meta.json").read_text())
     assert meta["revision"] == commit
     np.testing.assert_array_equal(pd.read_parquet(outputs["hub"])["reward"], pd.read_parquet(outputs["local"])["reward"])
+

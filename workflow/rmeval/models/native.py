@@ -37,4 +37,8 @@ class NativeHeadScorer(HFScorer):
         return output  # the native heads return one reward per row
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "implementation": f"native ({type(self.model).__module__}.{type(self.model).__name__})"}
+        details = {**super().describe(), "implementation": f"native ({type(self.model).__module__}.{type(self.model).__name__})"}
+        pattern = getattr(self.model, "gating_pattern", None)
+        if pattern is not None:
+            details["gating_token_ids"] = list(pattern)  # ArmoRM's assistant header
+        return details
