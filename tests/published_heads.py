@@ -177,7 +177,10 @@ class EurusRewardModel(PreTrainedModel):
         return torch.gather(rewards, 1, ends)
 '''
 
-# kind: (modeling module, class, auto class, code)
+# kind: (modeling module, class, auto class, code). ArmoRM's module/class and Eurus's class are the hub's
+# (Eurus's module name is assumed); GRM's hub
+# modeling file was not available to read, so its module/class names here are the fixture's own (the
+# behaviour follows grm_utils.py and the model card's `_, _, reward = model(...)`).
 KINDS = {
     "armorm": ("modeling_custom", "LlamaForRewardModelWithGating", "AutoModelForSequenceClassification", ARMORM_CODE),
     "grm": ("modeling_grm", "LlamaWithValueHead", "AutoModelForSequenceClassification", GRM_CODE),
