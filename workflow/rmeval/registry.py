@@ -15,6 +15,8 @@ from typing import Any
 from rmeval.errors import RmevalError
 
 ADAPTERS = ("sequence-classification", "armorm", "grm", "eurus", "nemotron-api", "prm")
+# Adapters whose heads rmeval implements itself (rmeval.models.heads): they never run hub code.
+NATIVE_HEAD_ADAPTERS = ("armorm", "grm", "eurus")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 TRUNCATION_SIDES = ("prompt-left", "response-right")
 
@@ -72,6 +74,11 @@ def spec_from_mapping(entry: dict[str, Any], where: str) -> ModelSpec:
     adapter = entry.get("adapter", "sequence-classification")
     if adapter not in ADAPTERS:
         raise RmevalError(f"{where}.adapter: unknown adapter {adapter!r}; known adapters: {list(ADAPTERS)}")
+    if adapter in NATIVE_HEAD_ADAPTERS and entry.get("trust_remote_code"):
+        raise RmevalError(
+            f"{where}.trust_remote_code: adapter {adapter!r} loads the checkpoint into rmeval's own head "
+            f"(rmeval.models.heads) and never runs the model repository's code; set trust_remote_code: false"
+        )
     dtype = entry.get("dtype", "auto")
     if dtype not in DTYPES:
         raise RmevalError(f"{where}.dtype: {dtype!r} is not one of {list(DTYPES)}")

@@ -1,30 +1,24 @@
-"""`armorm`: RLHFlow/ArmoRM-Llama3-8B-v0.1 (remote code).
+"""`armorm`: RLHFlow/ArmoRM-Llama3-8B-v0.1, native head (no remote code).
 
-Mirrors the model card: `AutoModelForSequenceClassification.from_pretrained(..., trust_remote_code=True)`,
-input from the Llama-3 chat template, and the scalar is `output.score`, the gated sum over the
-19 reward objectives. Its gating network reads the hidden state at the assistant header that the
-template writes, and its remote code finds the last token as "first pad token - 1", so batches are
-right-padded with the config's pad id (left padding is refused).
+The model card loads `modeling_custom.LlamaForRewardModelWithGating` with `trust_remote_code=True`,
+feeds `tokenizer.apply_chat_template(messages, return_tensors="pt")` (the Llama-3 template, one BOS)
+and reads `output.score`: the 19 objective rewards, transformed by `reward_transform_matrix` and
+weighted by a gating MLP that reads the hidden state at the assistant header. rmeval computes the
+same score with `rmeval.models.heads.ArmoRMRewardModel` from the published config and safetensors;
+its positions come from the attention mask, so both padding sides work (right is the default).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rmeval.errors import RmevalError
-from rmeval.models.hf import HFScorer
+from rmeval.models.native import NativeHeadScorer
 
 
-class ArmoRMScorer(HFScorer):
-    auto_class = "AutoModelForSequenceClassification"
-    default_padding_side = "right"
-    supported_padding_sides = ("right",)
+class ArmoRMScorer(NativeHeadScorer):
+    head = "armorm"
 
-    def rewards_from_output(self, output: Any, inputs: dict[str, Any]) -> Any:
-        score = getattr(output, "score", None)
-        if score is None:
-            raise RmevalError(
-                f"model {self.spec.name!r}: adapter 'armorm' expects an output with `.score` "
-                f"(ArmoRM's gated objective sum), got {type(output).__name__}"
-            )
-        return score
+    def _load_model(self) -> tuple[Any, str]:
+        model, attn = super()._load_model()
+        model.set_gating_pattern(self.tokenizer)  # the tokenizer is loaded first by HFScorer
+        return model, attn

@@ -1,28 +1,33 @@
-"""`grm`: Ray2333/GRM-llama3-8B-sftreg (remote code, value head).
+"""`grm`: Ray2333/GRM-llama3-8B-sftreg, native value head (no remote code).
 
-Mirrors the model card: loaded with `AutoModelForSequenceClassification` and
-`trust_remote_code=True`; its forward returns a tuple `(lm_logits, _, value)` where `value` is the
-value head read at the last non-pad token (found from the attention mask, so left padding is
-fine). The text is rendered with the model's Llama-3 chat template. Left padding is the default,
-with explicit position ids.
+GRM's code (Generalizable-Reward-Model `reward_models/grm_utils.py` and `load_datasets.py`) and its
+model card render the conversation with `apply_chat_template(tokenize=False)` and then tokenise that
+text with the tokenizer's own special tokens (`encode_plus`), so the Llama-3 tokenizer puts its BOS
+in front of the template's: the ids start with two BOS tokens, in training and in the card. This
+adapter tokenises the same way (unless the registry sets `add_bos`). The value head is read at
+`attention_mask.sum(-1) - 1` upstream, which is the last real token only under right padding;
+`rmeval.models.heads.GRMRewardModel` reads the last attended token, so both sides give the same
+reward (right is the default).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from rmeval.errors import RmevalError
-from rmeval.models.hf import HFScorer
+from rmeval.models.chat import RowEncoder
+from rmeval.models.native import NativeHeadScorer
 
 
-class GRMScorer(HFScorer):
-    auto_class = "AutoModelForSequenceClassification"
-    default_padding_side = "left"
+class TextThenSpecialTokensEncoder(RowEncoder):
+    """Render to text, then tokenise it with the tokenizer's special tokens, as GRM's code does."""
 
-    def rewards_from_output(self, output: Any, inputs: dict[str, Any]) -> Any:
-        if isinstance(output, (tuple, list)) and len(output) >= 3:
-            return output[2]
-        raise RmevalError(
-            f"model {self.spec.name!r}: adapter 'grm' expects the value-head tuple (lm_logits, _, value), "
-            f"got {type(output).__name__}"
-        )
+    def _tokenize(self, texts: list[str]) -> list[list[int]]:
+        return self.tokenizer(texts, add_special_tokens=True)["input_ids"]
+
+    def _fix_bos(self, ids: list[int], wants_bos: bool) -> list[int]:
+        return list(ids)
+
+
+class GRMScorer(NativeHeadScorer):
+    head = "grm"
+
+    def row_encoder_class(self) -> type[RowEncoder]:
+        return RowEncoder if self.spec.add_bos is not None else TextThenSpecialTokensEncoder

@@ -176,8 +176,12 @@ class HFScorer(RewardScorer):
         """(prompts, responses) as this adapter renders them; PRMs override."""
         return pairs.prompts, pairs.responses
 
+    def row_encoder_class(self) -> type[RowEncoder]:
+        """How rendered text becomes ids; GRM tokenises with the tokenizer's special tokens."""
+        return RowEncoder
+
     def prepare(self, pairs: Pairs) -> Prepared:
-        encoder = RowEncoder(
+        encoder = self.row_encoder_class()(
             self.tokenizer,
             self.renderer(),
             max_length=self.spec.max_length,
