@@ -36,7 +36,7 @@ EXPECTED_COLUMNS = {
     "table5_robust_anova": ["model", "welch_f", "welch_p", "kruskal_h", "kruskal_p", "eta_sq", "omega_sq", "cohens_f"],
     "table6_games_howell": ["model", "significant_pairs", "total_pairs"],
     "table7_gap": ["model", "max_group", "min_group", "scale_free_gap", "gap_ci_low", "gap_ci_high", "nmgd_percent",
-                   "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "nmgd_unstable"],
+                   "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "null_max_gap", "nmgd_unstable"],
     "table8_length": ["model", "group_f", "group_p", "length_coef", "length_p", "raw_gap", "adjusted_gap",
                       "gap_retained_percent", "note"],
     "adjusted_group_means": ["model", "group", "raw_mean", "adjusted_mean"],
@@ -79,12 +79,25 @@ def write_registry(path: Path) -> Path:
     return path
 
 
+SNAPSHOT_SHA = "5f" * 32
+
+
 def write_manifests(folder: Path) -> Path:
+    """Manifests as `rmeval arxiv-select` writes them (rmeval/arxiv/select.py), for a snapshot source."""
     folder.mkdir(parents=True, exist_ok=True)
-    for group in GROUPS:
-        (folder / f"{group}.manifest.json").write_text(json.dumps(
-            {"source": "snapshot arxiv-metadata-oai-snapshot.json", "date": "2026-11-30", "seed": 7,
-             "counts": {"eligible": 100, "sampled": SIZES[group]}}))
+    for index, group in enumerate(GROUPS):
+        (folder / f"{group}.manifest.json").write_text(json.dumps({
+            "group": group,
+            "source": {"kind": "snapshot", "path": "/data/arxiv/arxiv-metadata-oai-snapshot.json",
+                       "bytes": 123456, "sha256": SNAPSHOT_SHA, "gzip": False},
+            "date": {"fetched_at": f"2026-11-{29 + index % 2:02d}T10:00:00+00:00",
+                     "selected_at": "2026-11-30T11:00:00+00:00"},
+            "seed": 7,
+            "settings": {"source": "snapshot", "seed": 7, "date_from": "2020-01-01", "date_to": "2024-12-31"},
+            "counts": {"eligible": 100, "sampled": SIZES[group]},
+            "output": {"path": f"results/data/{group}.parquet", "rows": SIZES[group],
+                       "sha256": f"{index:02d}" * 32, "content_sha256": f"{index + 10:02d}" * 32},
+        }))
     return folder
 
 
@@ -221,11 +234,16 @@ def test_extended_tables_match_independent_implementations(full_run: tuple[Path,
 def test_footnotes_give_n_per_group_and_the_data_source(full_run: tuple[Path, Path]) -> None:
     _, out = full_run
     markdown = (out / "table1_anova.md").read_text()
-    assert "n per group: computer_science 24, economics 31, mathematics 18, physics 40." in markdown
-    assert "snapshot arxiv-metadata-oai-snapshot.json" in markdown and "2026-11-30" in markdown
+    assert "n per group: computer science 24, economics 31, mathematics 18, physics 40." in markdown
+    assert ("Data: arXiv metadata snapshot, papers from 2020-01-01 to 2024-12-31, fetched 2026-11-29 to 2026-11-30, "
+            "sample ") in markdown
     latex = (out / "table1_anova.tex").read_text()
-    assert "computer\\_science 24" in latex and "\\begin{tabular}{lrrr}" in latex and "\\bottomrule" in latex
-    assert "| unfair-rm |" in markdown and "| RewardBench rank |" in markdown
+    assert "computer science 24" in latex and "\\begin{tabular}{lrrr}" in latex and "\\bottomrule" in latex
+    assert "| unfair-rm |" in markdown and "| RewardBench Rank |" in markdown
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert set(provenance["groups"]) == set(GROUPS) and set(provenance["scores"]) == set(MODELS)
+    assert provenance["sentence"] in markdown
+    assert "## Score files" in (out / "provenance.md").read_text()
 
 
 def test_same_seed_gives_identical_tables(full_run: tuple[Path, Path], tmp_path: Path) -> None:
@@ -344,12 +362,17 @@ def test_stats_commands_do_not_import_torch(full_run: tuple[Path, Path], tmp_pat
 
 
 def test_p_values_and_nan_render_cleanly() -> None:
-    from rmeval.stats.tables import Table, format_cell, to_latex, to_markdown
+    from rmeval.stats.tables import Table, to_latex, to_markdown
+    from rmeval.tables import Column, format_cell
 
-    assert format_cell(0.0, "p_value") == "<1e-300"
-    assert format_cell(1.234e-12, "welch_p") == "1.23e-12"
-    assert format_cell(float("nan"), "pearson_r") == ""
-    assert format_cell(-111.5234, "nmgd_percent") == "-111.52"
+    p = Column("p_value", "p", "p")
+    assert format_cell(0.0, p) == "<1e-300" and format_cell(0.0, p, latex=True) == "$<10^{-300}$"
+    assert format_cell(1.234e-12, p) == "1.23e-12"
+    assert format_cell(9.46e-101, p, latex=True) == "$9.46\\times10^{-101}$"
+    assert format_cell(0.27, p, latex=True) == "$0.270$"
+    assert format_cell(float("nan"), Column("pearson_r", "r", "fixed", 3)) == ""
+    assert format_cell(-111.5234, Column("nmgd_percent", "NMGD", "fixed", 2)) == "-111.52"
+    assert format_cell(-111.5234, Column("nmgd_percent", "NMGD", "fixed", 2), latex=True) == "$-111.52$"
     table = Table("t", "50% & more_x", pd.DataFrame({"model": ["a_b"], "pearson_r": [math.nan]}), "n_1 = 3")
     latex = to_latex(table)
     assert "50\\% \\& more\\_x" in latex and "a\\_b & -- \\\\" in latex and "n\\_1 = 3" in latex
