@@ -32,7 +32,7 @@ P_FLOOR = 1e-300  # smaller p-values are shown as "< 1e-300", as in Song et al. 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
-LATEX_PREAMBLE = "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n"
+LATEX_PREAMBLE = "\\documentclass{article}\n\\usepackage{booktabs}\n"  # default (OT1) font encoding, as a paper
 
 
 @dataclass(frozen=True)
