@@ -377,3 +377,68 @@ def test_p_values_and_nan_render_cleanly() -> None:
     latex = to_latex(table)
     assert "50\\% \\& more\\_x" in latex and "a\\_b & -- \\\\" in latex and "n\\_1 = 3" in latex
     assert "| a_b |  |" in to_markdown(table)
+
+
+def test_manifests_are_read_only_when_given(full_run: tuple[Path, Path], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13, Seen 3: run by hand from a folder holding an earlier run's results/data, the tables must not
+    name that run's data source."""
+    scores, _ = full_run
+    stale = write_manifests(tmp_path / "results" / "data")
+    for manifest in stale.glob("*.manifest.json"):  # an earlier run: another snapshot, other sizes
+        document = json.loads(manifest.read_text())
+        document["source"]["path"] = "/old/run/other-snapshot.json"
+        document["output"]["rows"] = 999
+        manifest.write_text(json.dumps(document))
+    monkeypatch.chdir(tmp_path)
+    assert run_stats(scores, tmp_path / "tables", "--reference-model", "ref-rm") == 0
+    note = (tmp_path / "tables" / "table1_anova.md").read_text()
+    assert "Data source: not recorded (run without --manifests)." in note and "arXiv" not in note
+    provenance = json.loads((tmp_path / "tables" / "provenance.json").read_text())
+    assert provenance["manifests_dir"] is None and all(g["manifest"] is None for g in provenance["groups"].values())
+    # told where they are, it reads them (and checks the row counts against them)
+    assert run_stats(scores, tmp_path / "told", "--reference-model", "ref-rm", "--manifests", "results/data") == 2
+
+
+def test_a_gap_within_noise_is_called_indistinguishable_from_chance(tmp_path: Path) -> None:
+    """Issue 13, Seen 10: pure noise, 8 groups of 30. The largest gap is about 0.5 SD but must not be called "a
+    medium gap"; the summary shows the null gap beside it and says why Tukey and Games-Howell counts differ."""
+    rng = np.random.default_rng(5)
+    groups = [f"group_{i}" for i in range(8)]
+    for model, scale in (("noise-rm", 0.0), ("shifted-rm", 1.0)):
+        shifts = rng.normal(0, 1, 8) * scale
+        for index, (group, shift) in enumerate(zip(groups, shifts, strict=True)):
+            (tmp_path / "scores" / model).mkdir(parents=True, exist_ok=True)
+            spread = 0.3 + 0.4 * index if model == "shifted-rm" else 1.0  # unequal variances: Tukey != Games-Howell
+            pd.DataFrame({"id": [f"2401.{i:05d}" for i in range(30)],
+                          "reward": shift + rng.normal(0, spread, 30)}).to_parquet(
+                tmp_path / "scores" / model / f"{group}.parquet")
+    out = tmp_path / "tables"
+    assert run_stats(tmp_path / "scores", out, "--reference-model", "") == 0
+    gap = pd.read_csv(out / "table7_gap.csv").set_index("model")
+    assert gap.loc["noise-rm", "perm_p_value"] >= 0.05
+    # E[range of 8 standard normals] / sqrt(30) = 0.52 (Tippett 1925): the null gap the permutations give
+    assert gap.loc["noise-rm", "null_max_gap"] == pytest.approx(2.847 / math.sqrt(30), rel=0.1)
+    assert rmeval_main(["fairness-summary", "--tables", str(out), "--out", str(tmp_path / "summary.md")]) == 0
+    text = (tmp_path / "summary.md").read_text()
+    noise = text.split("### noise-rm")[1].split("###")[0]
+    observed = gap.loc["noise-rm", "scale_free_gap"]
+    assert f"by {observed:.2f} within-group SDs" in noise
+    assert f"noise alone gives {gap.loc['noise-rm', 'null_max_gap']:.2f} on average" in noise
+    assert "not distinguishable from chance at alpha = 0.05" in noise and " gap;" not in noise
+    shifted = text.split("### shifted-rm")[1]
+    tukey = int(pd.read_csv(out / "table2_tukey.csv").set_index("model").loc["shifted-rm", "significant_pairs"])
+    games_howell = pd.read_csv(out / "table6_games_howell.csv").set_index("model").loc["shifted-rm"]
+    assert tukey != int(games_howell["significant_pairs"])
+    assert (f"{int(games_howell['significant_pairs'])} of 28 group pairs differ (Games-Howell, which allows "
+            f"unequal variances; Tukey HSD in Table 2 assumes equal ones and finds {tukey})") in shifted
+
+
+def test_summary_appends_another_stages_section(full_run: tuple[Path, Path], tmp_path: Path) -> None:
+    _, out = full_run
+    section = tmp_path / "rewardmath_summary.md"
+    section.write_text("RewardMATH: 2 models, accuracy 20.5 % and 17.0 %.\n")
+    summary = tmp_path / "summary.md"
+    assert rmeval_main(["fairness-summary", "--tables", str(out), "--out", str(summary), "--section",
+                        str(section)]) == 0
+    assert summary.read_text().endswith("## Rewardmath summary\n\nRewardMATH: 2 models, accuracy 20.5 % and 17.0 %.\n")

@@ -74,7 +74,11 @@ def is_missing(value: Any) -> bool:
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in str(text))
+    """Plain text -> LaTeX text: specials escaped, and `--` kept as two hyphens (not an en dash)."""
+    escaped = "".join(_LATEX_SPECIALS.get(ch, ch) for ch in str(text))
+    while "--" in escaped:
+        escaped = escaped.replace("--", "-{}-")
+    return escaped
 
 
 def markdown_escape(text: str) -> str:
