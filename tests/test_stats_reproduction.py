@@ -136,13 +136,18 @@ def test_every_row_is_ours_beside_the_papers_with_the_documented_verdict(reprodu
     assert math_rows.loc[("ArmoRM-Llama3-8B-v0.1", "rewardmath_accuracy"), "verdict"] == "same conclusion"
     assert math_rows.loc[("Eurus-RM-7b", "rewardmath_accuracy"), "verdict"] == "differs"
     assert len(math_rows) == 8
+    prm = rows[rows["model"] == "math-shepherd-mistral-7b-prm"]
+    assert dict(zip(prm["aggregation"] + " " + prm["statistic"], prm["verdict"], strict=True)) == {
+        "prod rewardmath_accuracy": "same conclusion", "prod rewardmath_mrr": "same conclusion",
+        "geo rewardmath_accuracy": "not comparable", "geo rewardmath_mrr": "not comparable"}  # 2 of 483 problems
     assert {"Table 1", "Table 4"} <= {s.split(", ")[-1] for s in rows["source"]}
 
 
 def test_tables_name_left_out_models_and_small_runs(reproduced: Path) -> None:
     markdown = (reproduced / "reproduction.md").read_text()
     assert "Left out (no published values): my-rm." in markdown
-    assert "math-shepherd-mistral-7b-prm (geo) on 2 problems" in markdown
+    assert "Not comparable, on fewer than the 483 problems of the official results: " \
+           "math-shepherd-mistral-7b-prm (geo) on 2 problems." in markdown
     assert "| Nemotron-4-340B-Reward | ANOVA p |" in markdown and "<1e-300 |" in markdown
     latex = (reproduced / "reproduction.tex").read_text()
     assert "$<10^{-300}$" in latex and "$9.46\\times10^{-101}$" in latex

@@ -13,7 +13,8 @@ Verdict rules (`RULES`, also written into every CSV row and the table note):
 - NMGD (%): same sign and the same magnitude band (|NMGD| < 20, 20-100, >= 100).
 - Pearson r: same sign and the same strength band (|r| < 0.3 weak, 0.3-0.7 moderate, >= 0.7 strong).
 - RewardMATH accuracy and MRR (%): within +-`points_tolerance` percentage points (default 2; the binomial SE of
-  an accuracy near 20% over 483 problems is about 1.8 points).
+  an accuracy near 20% over 483 problems is about 1.8 points); a run on fewer of the 483 problems is not
+  comparable.
 A model we ran without published values is left out and named in a note.
 """
 
@@ -30,6 +31,7 @@ from rmeval.tables import Column, Formatted, format_number, format_p_latex, form
 
 SAME, DIFFERS, NOT_COMPARABLE = "same conclusion", "differs", "not comparable"
 NMGD_BANDS = (20.0, 100.0)
+FULL_PROBLEMS = 483  # RewardMATH's MATH500 problems; a run on fewer is not compared
 R_BANDS = (0.3, 0.7)
 STATISTICS: dict[str, str] = {  # key -> label shown in the tables
     "anova_f": "ANOVA F",
@@ -202,12 +204,15 @@ def compare(published: dict[tuple[str, str, str], Published], where_printed: dic
             continue
         value = ours[key]
         difference = None if statistic == "anova_p" else value - paper.value
+        problems = facts["rewardmath_n"].get((model, aggregation))
+        partial = statistic.startswith("rewardmath") and problems is not None and problems < FULL_PROBLEMS
         rows.append({
             "model": model, "aggregation": "" if aggregation == "scalar" else aggregation, "statistic": statistic,
             "source": where_printed.get(statistic, ""), "ours": value, "paper": paper.value,
             "paper_upper_bound": paper.upper_bound, "difference": difference,
-            "verdict": verdict(statistic, model, value, paper, facts, alpha, tukey_tolerance, points_tolerance,
-                               published.get((model, "scalar", "anova_p"))),
+            "verdict": NOT_COMPARABLE if partial else verdict(
+                statistic, model, value, paper, facts, alpha, tukey_tolerance, points_tolerance,
+                published.get((model, "scalar", "anova_p"))),
             "rule": texts[statistic],
         })
     notes = []
@@ -215,9 +220,10 @@ def compare(published: dict[tuple[str, str, str], Published], where_printed: dic
     if unpublished:
         notes.append(f"Left out (no published values): {', '.join(unpublished)}.")
     small = [f"{m} ({a}) on {n} problems" for (m, a), n in facts["rewardmath_n"].items()
-             if n < 483 and any(r["model"] == m for r in rows if r["statistic"].startswith("rewardmath"))]
+             if n < FULL_PROBLEMS and any(r["model"] == m for r in rows if r["statistic"].startswith("rewardmath"))]
     if small:
-        notes.append(f"RewardMATH runs on fewer than the 483 problems the paper used: {', '.join(small)}.")
+        notes.append(f"Not comparable, on fewer than the {FULL_PROBLEMS} problems of the official results: "
+                     f"{', '.join(small)}.")
     return rows, notes
 
 
