@@ -37,6 +37,8 @@ TABLE_CAPTIONS = (
     "table10_rank_vs_fairness",
     "correlation_pearson",
     "correlation_spearman",
+    "reproduction",
+    "provenance",
 )
 CONFIG = {
     "groups": {"physics": ["physics"], "computer_science": ["cs"]},

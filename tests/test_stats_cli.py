@@ -36,7 +36,7 @@ EXPECTED_COLUMNS = {
     "table5_robust_anova": ["model", "welch_f", "welch_p", "kruskal_h", "kruskal_p", "eta_sq", "omega_sq", "cohens_f"],
     "table6_games_howell": ["model", "significant_pairs", "total_pairs"],
     "table7_gap": ["model", "max_group", "min_group", "scale_free_gap", "gap_ci_low", "gap_ci_high", "nmgd_percent",
-                   "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "nmgd_unstable"],
+                   "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "null_max_gap", "nmgd_unstable"],
     "table8_length": ["model", "group_f", "group_p", "length_coef", "length_p", "raw_gap", "adjusted_gap",
                       "gap_retained_percent", "note"],
     "adjusted_group_means": ["model", "group", "raw_mean", "adjusted_mean"],
@@ -79,12 +79,25 @@ def write_registry(path: Path) -> Path:
     return path
 
 
+SNAPSHOT_SHA = "5f" * 32
+
+
 def write_manifests(folder: Path) -> Path:
+    """Manifests as `rmeval arxiv-select` writes them (rmeval/arxiv/select.py), for a snapshot source."""
     folder.mkdir(parents=True, exist_ok=True)
-    for group in GROUPS:
-        (folder / f"{group}.manifest.json").write_text(json.dumps(
-            {"source": "snapshot arxiv-metadata-oai-snapshot.json", "date": "2026-11-30", "seed": 7,
-             "counts": {"eligible": 100, "sampled": SIZES[group]}}))
+    for index, group in enumerate(GROUPS):
+        (folder / f"{group}.manifest.json").write_text(json.dumps({
+            "group": group,
+            "source": {"kind": "snapshot", "path": "/data/arxiv/arxiv-metadata-oai-snapshot.json",
+                       "bytes": 123456, "sha256": SNAPSHOT_SHA, "gzip": False},
+            "date": {"fetched_at": f"2026-11-{29 + index % 2:02d}T10:00:00+00:00",
+                     "selected_at": "2026-11-30T11:00:00+00:00"},
+            "seed": 7,
+            "settings": {"source": "snapshot", "seed": 7, "date_from": "2020-01-01", "date_to": "2024-12-31"},
+            "counts": {"eligible": 100, "sampled": SIZES[group]},
+            "output": {"path": f"results/data/{group}.parquet", "rows": SIZES[group],
+                       "sha256": f"{index:02d}" * 32, "content_sha256": f"{index + 10:02d}" * 32},
+        }))
     return folder
 
 
@@ -221,11 +234,16 @@ def test_extended_tables_match_independent_implementations(full_run: tuple[Path,
 def test_footnotes_give_n_per_group_and_the_data_source(full_run: tuple[Path, Path]) -> None:
     _, out = full_run
     markdown = (out / "table1_anova.md").read_text()
-    assert "n per group: computer_science 24, economics 31, mathematics 18, physics 40." in markdown
-    assert "snapshot arxiv-metadata-oai-snapshot.json" in markdown and "2026-11-30" in markdown
+    assert "n per group: computer science 24, economics 31, mathematics 18, physics 40." in markdown
+    assert ("Data: arXiv metadata snapshot, papers from 2020-01-01 to 2024-12-31, fetched 2026-11-29 to 2026-11-30, "
+            "sample ") in markdown
     latex = (out / "table1_anova.tex").read_text()
-    assert "computer\\_science 24" in latex and "\\begin{tabular}{lrrr}" in latex and "\\bottomrule" in latex
-    assert "| unfair-rm |" in markdown and "| RewardBench rank |" in markdown
+    assert "computer science 24" in latex and "\\begin{tabular}{lrrr}" in latex and "\\bottomrule" in latex
+    assert "| unfair-rm |" in markdown and "| RewardBench Rank |" in markdown
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert set(provenance["groups"]) == set(GROUPS) and set(provenance["scores"]) == set(MODELS)
+    assert provenance["sentence"] in markdown
+    assert "## Score files" in (out / "provenance.md").read_text()
 
 
 def test_same_seed_gives_identical_tables(full_run: tuple[Path, Path], tmp_path: Path) -> None:
@@ -344,13 +362,83 @@ def test_stats_commands_do_not_import_torch(full_run: tuple[Path, Path], tmp_pat
 
 
 def test_p_values_and_nan_render_cleanly() -> None:
-    from rmeval.stats.tables import Table, format_cell, to_latex, to_markdown
+    from rmeval.stats.tables import Table, to_latex, to_markdown
+    from rmeval.tables import Column, format_cell
 
-    assert format_cell(0.0, "p_value") == "<1e-300"
-    assert format_cell(1.234e-12, "welch_p") == "1.23e-12"
-    assert format_cell(float("nan"), "pearson_r") == ""
-    assert format_cell(-111.5234, "nmgd_percent") == "-111.52"
+    p = Column("p_value", "p", "p")
+    assert format_cell(0.0, p) == "<1e-300" and format_cell(0.0, p, latex=True) == "$<10^{-300}$"
+    assert format_cell(1.234e-12, p) == "1.23e-12"
+    assert format_cell(9.46e-101, p, latex=True) == "$9.46\\times10^{-101}$"
+    assert format_cell(0.27, p, latex=True) == "$0.270$"
+    assert format_cell(float("nan"), Column("pearson_r", "r", "fixed", 3)) == ""
+    assert format_cell(-111.5234, Column("nmgd_percent", "NMGD", "fixed", 2)) == "-111.52"
+    assert format_cell(-111.5234, Column("nmgd_percent", "NMGD", "fixed", 2), latex=True) == "$-111.52$"
     table = Table("t", "50% & more_x", pd.DataFrame({"model": ["a_b"], "pearson_r": [math.nan]}), "n_1 = 3")
     latex = to_latex(table)
     assert "50\\% \\& more\\_x" in latex and "a\\_b & -- \\\\" in latex and "n\\_1 = 3" in latex
     assert "| a_b |  |" in to_markdown(table)
+
+
+def test_manifests_are_read_only_when_given(full_run: tuple[Path, Path], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13, Seen 3: run by hand from a folder holding an earlier run's results/data, the tables must not
+    name that run's data source."""
+    scores, _ = full_run
+    stale = write_manifests(tmp_path / "results" / "data")
+    for manifest in stale.glob("*.manifest.json"):  # an earlier run: another snapshot, other sizes
+        document = json.loads(manifest.read_text())
+        document["source"]["path"] = "/old/run/other-snapshot.json"
+        document["output"]["rows"] = 999
+        manifest.write_text(json.dumps(document))
+    monkeypatch.chdir(tmp_path)
+    assert run_stats(scores, tmp_path / "tables", "--reference-model", "ref-rm") == 0
+    note = (tmp_path / "tables" / "table1_anova.md").read_text()
+    assert "Data source: not recorded (run without --manifests)." in note and "arXiv" not in note
+    provenance = json.loads((tmp_path / "tables" / "provenance.json").read_text())
+    assert provenance["manifests_dir"] is None and all(g["manifest"] is None for g in provenance["groups"].values())
+    # told where they are, it reads them (and checks the row counts against them)
+    assert run_stats(scores, tmp_path / "told", "--reference-model", "ref-rm", "--manifests", "results/data") == 2
+
+
+def test_a_gap_within_noise_is_called_indistinguishable_from_chance(tmp_path: Path) -> None:
+    """Issue 13, Seen 10: pure noise, 8 groups of 30. The largest gap is about 0.5 SD but must not be called "a
+    medium gap"; the summary shows the null gap beside it and says why Tukey and Games-Howell counts differ."""
+    rng = np.random.default_rng(5)
+    groups = [f"group_{i}" for i in range(8)]
+    for model, scale in (("noise-rm", 0.0), ("shifted-rm", 1.0)):
+        shifts = rng.normal(0, 1, 8) * scale
+        for index, (group, shift) in enumerate(zip(groups, shifts, strict=True)):
+            (tmp_path / "scores" / model).mkdir(parents=True, exist_ok=True)
+            spread = 0.3 + 0.4 * index if model == "shifted-rm" else 1.0  # unequal variances: Tukey != Games-Howell
+            pd.DataFrame({"id": [f"2401.{i:05d}" for i in range(30)],
+                          "reward": shift + rng.normal(0, spread, 30)}).to_parquet(
+                tmp_path / "scores" / model / f"{group}.parquet")
+    out = tmp_path / "tables"
+    assert run_stats(tmp_path / "scores", out, "--reference-model", "") == 0
+    gap = pd.read_csv(out / "table7_gap.csv").set_index("model")
+    assert gap.loc["noise-rm", "perm_p_value"] >= 0.05
+    # E[range of 8 standard normals] / sqrt(30) = 0.52 (Tippett 1925): the null gap the permutations give
+    assert gap.loc["noise-rm", "null_max_gap"] == pytest.approx(2.847 / math.sqrt(30), rel=0.1)
+    assert rmeval_main(["fairness-summary", "--tables", str(out), "--out", str(tmp_path / "summary.md")]) == 0
+    text = (tmp_path / "summary.md").read_text()
+    noise = text.split("### noise-rm")[1].split("###")[0]
+    observed = gap.loc["noise-rm", "scale_free_gap"]
+    assert f"by {observed:.2f} within-group SDs" in noise
+    assert f"noise alone gives {gap.loc['noise-rm', 'null_max_gap']:.2f} on average" in noise
+    assert "not distinguishable from chance at alpha = 0.05" in noise and " gap;" not in noise
+    shifted = text.split("### shifted-rm")[1]
+    tukey = int(pd.read_csv(out / "table2_tukey.csv").set_index("model").loc["shifted-rm", "significant_pairs"])
+    games_howell = pd.read_csv(out / "table6_games_howell.csv").set_index("model").loc["shifted-rm"]
+    assert tukey != int(games_howell["significant_pairs"])
+    assert (f"{int(games_howell['significant_pairs'])} of 28 group pairs differ (Games-Howell, which allows "
+            f"unequal variances; Tukey HSD in Table 2 assumes equal ones and finds {tukey})") in shifted
+
+
+def test_summary_appends_another_stages_section(full_run: tuple[Path, Path], tmp_path: Path) -> None:
+    _, out = full_run
+    section = tmp_path / "rewardmath_summary.md"
+    section.write_text("RewardMATH: 2 models, accuracy 20.5 % and 17.0 %.\n")
+    summary = tmp_path / "summary.md"
+    assert rmeval_main(["fairness-summary", "--tables", str(out), "--out", str(summary), "--section",
+                        str(section)]) == 0
+    assert summary.read_text().endswith("## Rewardmath summary\n\nRewardMATH: 2 models, accuracy 20.5 % and 17.0 %.\n")

@@ -61,6 +61,13 @@ def test_rules_turn_score_files_into_tables_and_summary(tmp_path: Path) -> None:
     assert list(pd.read_csv(tables / "group_means.csv")["group"][:4]) == GROUPS
     assert set(pd.read_csv(tables / "table4_pearson.csv")["model"]) == {"unfair-rm", "negative-rm"}
     assert pd.read_csv(tables / "table10_rank_vs_fairness.csv")["n_models"].eq(3).all()
-    assert "### unfair-rm" in (tmp_path / "results" / "summary.md").read_text()
+    summary = (tmp_path / "results" / "summary.md").read_text()
+    assert "### unfair-rm" in summary
+    # the reproduction rule ran against resources/published/: none of these models is published
+    assert pd.read_csv(tables / "reproduction.csv").empty
+    assert "Left out (no published values): unfair-rm, negative-rm, ref-rm." in (tables / "reproduction.md").read_text()
+    assert "- Reproduction: no model of this run has published values" in summary
+    assert "Data source: not recorded (no manifests in data)." in (tables / "table1_anova.md").read_text()
+    assert (tables / "provenance.json").exists() and (tmp_path / "logs" / "fairness_reproduction.log").exists()
     assert "tables written" in (tmp_path / "logs" / "fairness_stats.log").read_text()
     assert (tmp_path / "logs" / "fairness_summary.log").exists()

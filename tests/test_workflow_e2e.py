@@ -101,6 +101,15 @@ def test_group_means_table_and_table_formats(e2e_run):
         latex = (tables / f"{stem}.tex").read_text()
         assert "tiny-a" in markdown and "|" in markdown
         assert "tiny-a" in latex and "tabular" in latex
+    # provenance: the notes name this run's data (the manifests of results/data) by the sample hash on record
+    provenance = json.loads((tables / "provenance.json").read_text())
+    assert set(provenance["groups"]) == set(e2e_run.groups)
+    for group, entry in provenance["groups"].items():
+        manifest = json.loads((e2e_run.results / "data" / f"{group}.manifest.json").read_text())
+        assert entry["output"]["sha256"] == manifest["output"]["sha256"]
+    note = (tables / "table1_anova.md").read_text()
+    assert "Data: arXiv metadata snapshot" in note and f"sample {provenance['sample_sha256'][:8]}" in note
+    assert (tables / "reproduction.csv").exists() and "Reproduction" in (e2e_run.results / "summary.md").read_text()
 
 
 def test_figures_and_summary_exist(e2e_run):

@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "download-model": ("rmeval.models.download", "Fetch a model snapshot at its pinned revision into HF_HOME."),
     "fairness-stats": ("rmeval.stats.cli", "Group-fairness statistics and Tables 1-4 from score files."),
     "fairness-summary": ("rmeval.stats.summary", "Plain-words one-page summary of the fairness results."),
+    "fairness-reproduction": ("rmeval.stats.reproduction", "Our statistics beside the published ones, with verdicts."),
     "fairness-figures": ("rmeval.figures.cli", "Figures 2-3 and the extra fairness figures."),
     "rewardmath-prepare": ("rmeval.rewardmath.prepare", "Load RewardMATH / RewardBench math-prm and split per subject."),
     "rewardmath-metrics": ("rmeval.rewardmath.cli_metrics", "RewardMATH accuracy/MRR from official or workflow scores."),

@@ -76,6 +76,12 @@ rule fairness_stats:
         ),
         rank_points="results/tables/rank_vs_fairness_points.csv",
         record="results/tables/fairness_stats.json",
+        provenance=report(
+            "results/tables/provenance.md",
+            caption="../report/provenance.rst",
+            category="Provenance",
+        ),
+        provenance_json="results/tables/provenance.json",
     params:
         scores_dir=lambda wildcards, input: str(Path(input.scores[0]).parents[1]),
         out_dir=subpath(output.table1, parent=True),
@@ -90,6 +96,8 @@ rule fairness_stats:
         bootstrap=config.get("stats", {}).get("bootstrap", 2000),
         permutations=config.get("stats", {}).get("permutations", 2000),
         seed=config.get("stats", {}).get("seed", 0),
+        # the manifests arxiv_select wrote beside the data the scores were computed on
+        manifests="results/data",
     localrule: True
     log:
         "logs/fairness_stats.log",
@@ -104,12 +112,57 @@ rule fairness_stats:
         "rmeval fairness-stats --scores {params.scores_dir:q} --out {params.out_dir:q}"
         " --models {params.models:q} --groups {params.groups:q}"
         " --reference-model={params.reference:q} --registry {params.registry:q} --ranks {params.ranks:q}"
-        " --manifests results/data --alpha {params.alpha} --bootstrap {params.bootstrap}"
+        " --manifests {params.manifests:q} --alpha {params.alpha} --bootstrap {params.bootstrap}"
         " --permutations {params.permutations} --seed {params.seed} > {log:q} 2>&1"
+
+
+# The papers' own numbers (resources/published/), next to this rules file whatever the working directory.
+PUBLISHED_DIR = Path(str(workflow.current_basedir)).parents[1] / "resources" / "published"
+# Our tables (and RewardMATH's, when that branch runs) against the published values.
+REPRODUCTION_INPUTS = {
+    "table1": "results/tables/table1_anova.csv",
+    "table2": "results/tables/table2_tukey.csv",
+    "table3": "results/tables/table3_nmgd.csv",
+    "table4": "results/tables/table4_pearson.csv",
+    "published": [str(PUBLISHED_DIR / "song2025_fairness.yaml"), str(PUBLISHED_DIR / "kim2024_rewardmath.yaml")],
+}
+if REWARDMATH_ENABLED:
+    REPRODUCTION_INPUTS["rewardmath"] = "results/tables/rewardmath_metrics.csv"
+
+
+rule fairness_reproduction:
+    input:
+        **REPRODUCTION_INPUTS,
+    output:
+        csv=report(
+            "results/tables/reproduction.csv",
+            caption="../report/reproduction.rst",
+            category="Reproduction",
+        ),
+        md="results/tables/reproduction.md",
+        tex="results/tables/reproduction.tex",
+    params:
+        tables_dir=subpath(input.table1, parent=True),
+        rewardmath=(
+            f"--rewardmath {REPRODUCTION_INPUTS['rewardmath']}" if "rewardmath" in REPRODUCTION_INPUTS else ""
+        ),
+        alpha=config.get("stats", {}).get("alpha", 0.05),
+    localrule: True
+    log:
+        "logs/fairness_reproduction.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval fairness-reproduction --tables {params.tables_dir:q} --published {input.published:q}"
+        " {params.rewardmath} --alpha {params.alpha} > {log:q} 2>&1"
 
 
 rule fairness_summary:
     input:
+        reproduction="results/tables/reproduction.csv",
         table1="results/tables/table1_anova.csv",
         table2="results/tables/table2_tukey.csv",
         table4="results/tables/table4_pearson.csv",

@@ -15,6 +15,7 @@ from rmeval.errors import RmevalError
 from rmeval.stats import crossmodel, gaps, length, oneway, posthoc
 from rmeval.stats.loading import ModelScores, ScoreSet
 from rmeval.stats.tables import Table
+from rmeval.tables import Column
 
 PAPER_REFERENCE_MODEL = "Nemotron-4-340B-Reward"
 PAIR_COLUMNS = ["model", "group_a", "group_b", "mean_diff", "std_error", "df", "q_statistic", "p_adj",
@@ -123,10 +124,10 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]):
 
 
 def _with_rank(rows: list[dict[str, Any]], columns: list[str], ranks: dict[str, int | None]):
+    """The paper's Tables 1 and 3 carry a RewardBench Rank column (empty for a model without one)."""
     frame = _frame(rows, columns)
-    if any(ranks.get(model) is not None for model in frame["model"]):
-        frame["rewardbench_rank"] = [ranks.get(model) for model in frame["model"]]
-        frame["rewardbench_rank"] = frame["rewardbench_rank"].astype("Int64")
+    frame["rewardbench_rank"] = [ranks.get(model) for model in frame["model"]]
+    frame["rewardbench_rank"] = frame["rewardbench_rank"].astype("Int64")
     return frame
 
 
@@ -189,13 +190,18 @@ def _matrix_frame(names: list[str], matrix: np.ndarray):
     return frame
 
 
+def _matrix_columns(names: list[str]) -> dict[str, Column]:
+    """The columns of a correlation matrix are model names: shown verbatim, r to 3 decimals."""
+    return {name: Column(name, name, "fixed", 3) for name in names}
+
+
 def build_tables(analysis: Analysis, reference: str | None, table4_note: str, footnote: str) -> list[Table]:
     settings, results, ranks = analysis.settings, analysis.results, analysis.ranks
     alpha = settings.alpha
     tables: list[Table] = []
 
-    def add(stem: str, caption: str, frame, note: str = "") -> None:
-        tables.append(Table(stem, caption, frame, f"{note} {footnote}".strip()))
+    def add(stem: str, caption: str, frame, note: str = "", extra: dict[str, Column] | None = None) -> None:
+        tables.append(Table(stem, caption, frame, f"{note} {footnote}".strip(), extra or {}))
 
     add("table1_anova", "One-way ANOVA of reward across groups",
         _with_rank([{"model": r.model, "f_statistic": r.anova.f_statistic, "p_value": r.anova.p_value}
@@ -234,14 +240,17 @@ def build_tables(analysis: Analysis, reference: str | None, table4_note: str, fo
         gap_rows.append({"model": r.model, "max_group": g.max_group, "min_group": g.min_group,
                          "scale_free_gap": g.scale_free_gap, "gap_ci_low": g.gap_ci_low, "gap_ci_high": g.gap_ci_high,
                          "nmgd_percent": g.nmgd_percent, "nmgd_ci_low": g.nmgd_ci_low, "nmgd_ci_high": g.nmgd_ci_high,
-                         "perm_p_value": g.perm_p_value, "nmgd_unstable": g.nmgd_unstable})
+                         "perm_p_value": g.perm_p_value, "null_max_gap": g.null_max_gap,
+                         "nmgd_unstable": g.nmgd_unstable})
     add("table7_gap", "Largest group gap with uncertainty",
         _frame(gap_rows, ["model", "max_group", "min_group", "scale_free_gap", "gap_ci_low", "gap_ci_high",
-                          "nmgd_percent", "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "nmgd_unstable"]),
+                          "nmgd_percent", "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "null_max_gap",
+                          "nmgd_unstable"]),
         f"Scale-free gap = (max - min group mean) / pooled within-group SD. 95% bias-corrected percentile CIs from a "
         f"stratified bootstrap (B = {settings.bootstrap}, seed {settings.seed}); the p-value is for the range of group means "
-        f"under {settings.permutations} label permutations. nmgd_unstable: the bootstrap CI of the mean reward "
-        "contains 0, so NMGD's size and sign are arbitrary.")
+        f"under {settings.permutations} label permutations, and the null max gap is the mean scale-free gap over "
+        "those permutations (what noise alone gives at these group sizes). NMGD unstable: the bootstrap CI of the "
+        "mean reward contains 0, so NMGD's size and sign are arbitrary.")
     length_frame, adjusted_frame = _length_tables(analysis)
     add("table8_length", "Length-controlled ANCOVA: reward ~ group + log(n_tokens)", length_frame,
         "Group F and p are Type II (group given length). Adjusted means are at the overall mean log length; "
@@ -252,9 +261,11 @@ def build_tables(analysis: Analysis, reference: str | None, table4_note: str, fo
     correlation_note = f"Correlations between models' vectors of {len(analysis.groups)} group means."
     if len(names) >= 1:
         add("correlation_pearson", "Pearson correlation of group-mean vectors between models",
-            _matrix_frame(names, crossmodel.correlation_matrix(vectors, "pearson")), correlation_note)
+            _matrix_frame(names, crossmodel.correlation_matrix(vectors, "pearson")), correlation_note,
+            _matrix_columns(names))
         add("correlation_spearman", "Spearman correlation of group-mean vectors between models",
-            _matrix_frame(names, crossmodel.correlation_matrix(vectors, "spearman")), correlation_note)
+            _matrix_frame(names, crossmodel.correlation_matrix(vectors, "spearman")), correlation_note,
+            _matrix_columns(names))
     add("table9_rank_agreement", "Agreement of models' group orderings",
         _frame([asdict(a) for a in crossmodel.rank_agreement(vectors)],
                ["model_a", "model_b", "kendall_tau", "spearman_rho", "top_group_match"]),

@@ -13,7 +13,6 @@ from pathlib import Path
 from rmeval.errors import RmevalError
 
 DEFAULT_REGISTRY = Path("config/models.yaml")
-DEFAULT_MANIFESTS = Path("results/data")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,8 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help='JSON mapping model -> rewardbench_rank (or null) that overrides the registry, e.g. '
                              'for models defined inline in a config: \'{"my-rm": 12}\'')
     parser.add_argument("--manifests", type=Path, default=None,
-                        help="folder of {group}.manifest.json for the footnotes (default: results/data); when "
-                             "given, every score file must also hold exactly the manifest's output.rows rows")
+                        help="folder of {group}.manifest.json (the workflow passes results/data). Read only when "
+                             "given: the table notes then name the data source, provenance.{json,md} record it, "
+                             "and every score file must hold exactly its manifest's output.rows rows. Without it "
+                             "the source is reported as not recorded")
     parser.add_argument("--models", nargs="+", default=None,
                         help="analyse only these model folders, in this order (default: every folder)")
     parser.add_argument("--groups", nargs="+", default=None,
@@ -89,9 +90,9 @@ def main(argv: list[str]) -> int:
     ranks.update(overrides)
     known |= set(overrides)
     scores = load_scores(args.scores, models=args.models, groups=args.groups)
-    manifest_dir = args.manifests if args.manifests is not None else DEFAULT_MANIFESTS
+    manifest_dir = args.manifests  # read only when told: never an earlier run's results/data by accident
     manifests = provenance.read_manifests(manifest_dir, scores.groups)
-    if args.manifests is not None:  # the workflow passes it: a score file that lost rows must not pass
+    if manifest_dir is not None:  # a score file that lost rows must not pass
         provenance.check_row_counts(scores, manifests, manifest_dir)
     reference, table4_note = analysis.resolve_reference(args.reference_model, scores, known)
     settings = analysis.StatsSettings(alpha=args.alpha, bootstrap=args.bootstrap, permutations=args.permutations,
@@ -100,8 +101,10 @@ def main(argv: list[str]) -> int:
     footnote = provenance.footnote(scores, manifests, manifest_dir)
     tables = analysis.build_tables(result, reference, table4_note, footnote)
     notes = [table4_note] if table4_note else []
+    provenance_record = provenance.record(scores, manifests, manifest_dir)
     for table in tables:
         write_table(table, args.out)
+    provenance.write(provenance_record, args.out)
     record = analysis.run_record(result, reference, notes, args.scores)
     record_path = args.out / "fairness_stats.json"
     record_path.with_name(record_path.name + ".tmp").write_text(json.dumps(record, indent=2) + "\n")

@@ -16,7 +16,7 @@ from rmeval.errors import RmevalError
 
 REQUIRED = ("table1_anova", "table5_robust_anova", "table6_games_howell", "table7_gap", "group_means",
             "games_howell_pairs")
-OPTIONAL = ("table8_length", "table10_rank_vs_fairness", "table4_pearson", "table2_tukey")
+OPTIONAL = ("table8_length", "table10_rank_vs_fairness", "table4_pearson", "table2_tukey", "reproduction")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,6 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, type=Path, help="Markdown file to write (e.g. results/summary.md)")
     parser.add_argument("--alpha", type=float, default=None,
                         help="significance level (default: the one fairness-stats used, else 0.05)")
+    parser.add_argument("--section", type=Path, action="append", default=[],
+                        help="a Markdown file appended as its own section (e.g. the RewardMATH summary); "
+                             "repeatable, in order")
     return parser
 
 
@@ -132,6 +135,35 @@ def _perm_p(value: float, permutations: int | None) -> str:
     return _p(value)
 
 
+def _pairs_phrase(tables: dict[str, Any], model: str, gh: Any) -> str:
+    """Games-Howell's count, and Tukey's beside it with the one reason they can differ."""
+    text = f"{int(gh['significant_pairs'])} of {int(gh['total_pairs'])} group pairs differ (Games-Howell"
+    table2 = tables.get("table2_tukey")
+    if table2 is not None and model in set(table2["model"]):
+        tukey = int(_row(table2, model)["significant_pairs"])
+        if tukey == int(gh["significant_pairs"]):
+            return text + f"; Tukey HSD, Table 2, agrees: {tukey})"
+        return (text + f", which allows unequal variances; Tukey HSD in Table 2 assumes equal ones and finds "
+                f"{tukey})")
+    return text + ")"
+
+
+def _gap_sentence(gap: Any, robust: Any, alpha: float, permutations: int | None) -> str:
+    """The largest gap against what noise alone gives: a gap whose permutation p >= alpha is not called a size."""
+    observed = gap["scale_free_gap"]
+    null = gap.get("null_max_gap")
+    null_text = (f"; noise alone gives {null:.2f} on average at these group sizes"
+                 if null is not None and not pd_isna(null) else "")
+    text = (f"**How large:** {_label(gap['max_group'])} over {_label(gap['min_group'])} by {observed:.2f} "
+            f"within-group SDs (95% CI {gap['gap_ci_low']:.2f} to {gap['gap_ci_high']:.2f}{null_text}; "
+            f"permutation {_perm_p(gap['perm_p_value'], permutations)}), ")
+    if gap["perm_p_value"] >= alpha:
+        text += f"not distinguishable from chance at alpha = {alpha:g}"
+    else:
+        text += f"a {_gap_size(observed)} gap"
+    return text + f"; group explains {100 * robust['eta_sq']:.1f}% of the variance."
+
+
 def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutations: int | None = None) -> list[str]:
     anova = _row(tables["table1_anova"], model)
     robust = _row(tables["table5_robust_anova"], model)
@@ -143,11 +175,8 @@ def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutatio
     verdict = "**Significantly unfair:** yes" if significant else "**Significantly unfair:** no"
     tests = f"ANOVA {_p(anova['p_value'])}; Welch {_p(robust['welch_p'])}, Kruskal-Wallis {_p(robust['kruskal_p'])}"
     agreement = "" if robust_agrees else " (the robust tests disagree: treat with care)"
-    significance = (f"{verdict} ({tests}){agreement}; {int(gh['significant_pairs'])} of "
-                    f"{int(gh['total_pairs'])} group pairs differ (Games-Howell).")
-    size = (f"**How large:** {_label(gap['max_group'])} over {_label(gap['min_group'])} by {gap['scale_free_gap']:.2f} within-group "
-            f"SDs (95% CI {gap['gap_ci_low']:.2f} to {gap['gap_ci_high']:.2f}, permutation {_perm_p(gap['perm_p_value'], permutations)}), "
-            f"a {_gap_size(gap['scale_free_gap'])} gap; group explains {100 * robust['eta_sq']:.1f}% of the variance.")
+    significance = f"{verdict} ({tests}){agreement}; {_pairs_phrase(tables, model, gh)}."
+    size = _gap_sentence(gap, robust, alpha, permutations)
     if bool(gap.get("nmgd_unstable", False)):
         size += f" NMGD ({gap['nmgd_percent']:.1f}%) is meaningless here: the mean reward is indistinguishable from 0."
     elif means["mean"].mean() < 0:
@@ -157,6 +186,24 @@ def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutatio
     favoured = _favoured(tables["games_howell_pairs"], means, model, alpha)
     return [f"### {model}", "", f"- {significance}", f"- {size}", f"- {favoured}",
             f"- {_length_sentence(tables, model, alpha)}", ""]
+
+
+def reproduction_line(tables: dict[str, Any]) -> str | None:
+    """One line on how our numbers compare with the published ones (reproduction.csv), if it was written."""
+    frame = tables.get("reproduction")
+    if frame is None:
+        return None
+    if frame.empty:
+        return "- Reproduction: no model of this run has published values (see reproduction.md)."
+    same = int((frame["verdict"] == "same conclusion").sum())
+    differs = frame[frame["verdict"] == "differs"]
+    text = (f"- Reproduction: {same} of {len(frame)} comparisons with the published values reach the same "
+            f"conclusion (rules in reproduction.md)")
+    if not differs.empty:
+        shown = [f"{row.model} {row.statistic}" for row in differs.head(4).itertuples(index=False)]
+        more = f" and {len(differs) - 4} more" if len(differs) > 4 else ""
+        text += f"; they differ for {', '.join(shown)}{more}"
+    return text + "."
 
 
 def cross_model_lines(tables: dict[str, Any], record: dict[str, Any]) -> list[str]:
@@ -180,6 +227,9 @@ def cross_model_lines(tables: dict[str, Any], record: dict[str, Any]) -> list[st
                          f"gap is {rho:.2f} ({_p(p)}, {n} models), which {claim} the claim.")
         elif not row.empty:
             lines.append(f"- \"Better models are fairer\" was not tested: {row.iloc[0]['note']}.")
+    reproduction = reproduction_line(tables)
+    if reproduction:
+        lines.append(reproduction)
     return lines + [""]
 
 
@@ -204,6 +254,9 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float) -> str:
         "",
         "The *gap* is the highest minus the lowest group mean in within-group standard deviations (0.2 small, "
         "0.5 medium, 0.8 large); unlike the paper's NMGD it compares across models whatever their reward scale. "
+        "The largest of several noisy group means always exceeds the smallest, so each gap is shown beside the "
+        "gap noise alone gives (the mean over label permutations), and a gap whose permutation p >= alpha is "
+        "called not distinguishable from chance. "
         f"CIs: stratified bootstrap (B = {settings.get('bootstrap', '?')}); permutation p-values: "
         f"{settings.get('permutations', '?')} permutations; seed {settings.get('seed', '?')}. "
         "Favoured groups: (x/y) = significantly above x of the y other groups.",
@@ -217,6 +270,18 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float) -> str:
     return "\n".join(lines)
 
 
+def append_section(text: str, path: Path) -> str:
+    """Append a Markdown file (e.g. another stage's summary) as its own section; a file without a heading
+    gets one from its name."""
+    try:
+        body = path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise RmevalError(f"--section: cannot read {path} ({error})") from error
+    if not body.startswith("#"):
+        body = f"## {path.stem.replace('_', ' ').capitalize()}\n\n{body}"
+    return text.rstrip("\n") + "\n\n" + body + "\n"
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     tables = _read_tables(args.tables)
@@ -224,6 +289,8 @@ def main(argv: list[str]) -> int:
     record = json.loads(record_path.read_text()) if record_path.exists() else {}
     alpha = args.alpha if args.alpha is not None else float(record.get("settings", {}).get("alpha", 0.05))
     text = render(tables, record, alpha)
+    for section in args.section:
+        text = append_section(text, section)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     temporary = args.out.with_name(args.out.name + ".tmp")
     temporary.write_text(text, encoding="utf-8")

@@ -1,78 +1,82 @@
-"""Write one table as CSV (full precision, machine-readable), Markdown and LaTeX
-(rounded, with a caption and a footnote giving n per group and the data source)."""
+"""Write one fairness table as CSV (full precision, raw column names, machine-readable), Markdown and LaTeX
+(human headers, the paper's precision, a caption and a short note). Formatting lives in `rmeval.tables`."""
 
 from __future__ import annotations
 
-import math
-import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from rmeval.tables import Column, render_latex, render_markdown
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# Column -> header shown in the Markdown / LaTeX versions (the CSV keeps the raw names).
-DISPLAY_NAMES: dict[str, str] = {
-    "model": "Model",
-    "rewardbench_rank": "RewardBench rank",
-    "f_statistic": "F",
-    "p_value": "p",
-    "significant_pairs": "Significant pairs",
-    "total_pairs": "Total pairs",
-    "nmgd_percent": "NMGD (%)",
-    "pearson_r": "Pearson r",
-    "group": "Group",
-    "group_a": "Group A",
-    "group_b": "Group B",
-    "n": "n",
-    "mean": "Mean",
-    "std": "SD",
-    "sem": "SEM",
-    "ci_low": "95% CI low",
-    "ci_high": "95% CI high",
-    "welch_f": "Welch F",
-    "welch_p": "Welch p",
-    "kruskal_h": "Kruskal H",
-    "kruskal_p": "Kruskal p",
-    "eta_sq": "eta^2",
-    "omega_sq": "omega^2",
-    "cohens_f": "Cohen's f",
-    "max_group": "Highest group",
-    "min_group": "Lowest group",
-    "scale_free_gap": "Scale-free gap",
-    "gap_ci_low": "Gap CI low",
-    "gap_ci_high": "Gap CI high",
-    "nmgd_ci_low": "NMGD CI low",
-    "nmgd_ci_high": "NMGD CI high",
-    "perm_p_value": "Permutation p",
-    "group_f": "Group F",
-    "group_p": "Group p",
-    "length_coef": "log-length coef.",
-    "length_p": "Length p",
-    "raw_gap": "Raw gap",
-    "adjusted_gap": "Adjusted gap",
-    "gap_retained_percent": "Gap retained (%)",
-    "kendall_tau": "Kendall tau",
-    "spearman_rho": "Spearman rho",
-    "top_group_match": "Same top group",
-    "n_models": "Models",
-    "metric": "Metric",
-    "nmgd_unstable": "NMGD unstable",
-    "mean_diff": "Mean diff.",
-    "std_error": "SE",
-    "q_statistic": "q",
-    "p_adj": "p (adj.)",
-    "reject": "Significant",
-    "raw_mean": "Raw mean",
-    "adjusted_mean": "Adjusted mean",
-    "note": "Note",
+# CSV column -> (header, kind, decimals, LaTeX header or None). Precision follows Song et al. (2025):
+# F and NMGD 2 decimals, Pearson r 3; everything else keeps one precision per column.
+COLUMN_SPECS: dict[str, tuple[str, str, int, str | None]] = {
+    "model": ("Model", "text", 0, None),
+    "rewardbench_rank": ("RewardBench Rank", "int", 0, None),
+    "f_statistic": ("F", "fixed", 2, "$F$"),
+    "p_value": ("p", "p", 0, "$p$"),
+    "significant_pairs": ("Significant pairs", "int", 0, None),
+    "total_pairs": ("Total pairs", "int", 0, None),
+    "nmgd_percent": ("NMGD (%)", "fixed", 2, None),
+    "pearson_r": ("Pearson r", "fixed", 3, "Pearson $r$"),
+    "group": ("Group", "text", 0, None),
+    "group_a": ("Group A", "text", 0, None),
+    "group_b": ("Group B", "text", 0, None),
+    "n": ("n", "int", 0, "$n$"),
+    "mean": ("Mean", "fixed", 3, None),
+    "std": ("SD", "fixed", 3, None),
+    "sem": ("SEM", "fixed", 3, None),
+    "ci_low": ("95% CI low", "fixed", 3, None),
+    "ci_high": ("95% CI high", "fixed", 3, None),
+    "welch_f": ("Welch F", "fixed", 2, "Welch $F$"),
+    "welch_p": ("Welch p", "p", 0, "Welch $p$"),
+    "kruskal_h": ("Kruskal-Wallis H", "fixed", 2, "Kruskal-Wallis $H$"),
+    "kruskal_p": ("Kruskal-Wallis p", "p", 0, "Kruskal-Wallis $p$"),
+    "eta_sq": ("eta²", "fixed", 3, r"$\eta^2$"),
+    "omega_sq": ("omega²", "fixed", 3, r"$\omega^2$"),
+    "cohens_f": ("Cohen's f", "fixed", 3, "Cohen's $f$"),
+    "max_group": ("Highest group", "text", 0, None),
+    "min_group": ("Lowest group", "text", 0, None),
+    "scale_free_gap": ("Scale-free gap (SD)", "fixed", 2, None),
+    "gap_ci_low": ("Gap CI low", "fixed", 2, None),
+    "gap_ci_high": ("Gap CI high", "fixed", 2, None),
+    "null_max_gap": ("Null max gap (SD)", "fixed", 2, None),
+    "nmgd_ci_low": ("NMGD CI low", "fixed", 2, None),
+    "nmgd_ci_high": ("NMGD CI high", "fixed", 2, None),
+    "perm_p_value": ("Permutation p", "p", 0, "Permutation $p$"),
+    "nmgd_unstable": ("NMGD unstable", "bool", 0, None),
+    "group_f": ("Group F", "fixed", 2, "Group $F$"),
+    "group_p": ("Group p", "p", 0, "Group $p$"),
+    "length_coef": ("log-length coef.", "fixed", 3, None),
+    "length_p": ("Length p", "p", 0, "Length $p$"),
+    "raw_gap": ("Raw gap", "fixed", 3, None),
+    "adjusted_gap": ("Adjusted gap", "fixed", 3, None),
+    "gap_retained_percent": ("Gap retained (%)", "fixed", 1, None),
+    "kendall_tau": ("Kendall tau", "fixed", 3, r"Kendall $\tau$"),
+    "spearman_rho": ("Spearman rho", "fixed", 3, r"Spearman $\rho$"),
+    "top_group_match": ("Same top group", "bool", 0, None),
+    "n_models": ("Models", "int", 0, None),
+    "metric": ("Metric", "text", 0, None),
+    "model_a": ("Model A", "text", 0, None),
+    "model_b": ("Model B", "text", 0, None),
+    "mean_diff": ("Mean diff.", "fixed", 3, None),
+    "std_error": ("SE", "fixed", 3, None),
+    "df": ("df", "fixed", 1, None),
+    "q_statistic": ("q", "fixed", 2, "$q$"),
+    "p_adj": ("p (adj.)", "p", 0, "$p$ (adj.)"),
+    "reject": ("Significant", "bool", 0, None),
+    "raw_mean": ("Raw mean", "fixed", 3, None),
+    "adjusted_mean": ("Adjusted mean", "fixed", 3, None),
+    "note": ("Note", "text", 0, None),
 }
-
-_LATEX_HEADERS = {"eta^2": r"$\eta^2$", "omega^2": r"$\omega^2$", "Kendall tau": r"Kendall $\tau$",
-                  "Spearman rho": r"Spearman $\rho$"}
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+# Columns whose values are config group keys: shown in plain words (`computer_science` -> `computer science`).
+GROUP_COLUMNS = {"group", "group_a", "group_b", "max_group", "min_group"}
+# Values of table10's `metric` column in plain words.
+METRIC_LABELS = {"nmgd_percent": "NMGD (%)", "abs_nmgd_percent": "|NMGD| (%)", "scale_free_gap": "Scale-free gap"}
 
 
 @dataclass
@@ -81,88 +85,57 @@ class Table:
     caption: str
     frame: pd.DataFrame
     footnote: str = ""
+    # Columns not in COLUMN_SPECS (e.g. the model names of a correlation matrix): key -> Column.
+    extra_columns: dict[str, Column] = field(default_factory=dict)
 
 
-def _is_p_column(column: str) -> bool:
-    return column in {"p_value", "p_adj", "perm_p_value"} or column.endswith("_p")
+def group_label(group: str) -> str:
+    return str(group).replace("_", " ")
 
 
-def format_cell(value: object, column: str) -> str:
-    """Human rounding: 3 significant digits for p-values, 2 decimals for percents, 4 s.f. otherwise."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
-        return "yes" if value else "no"
-    if isinstance(value, int) or type(value).__name__.startswith("int"):
-        return str(int(value))
-    if isinstance(value, float) or type(value).__name__.startswith("float"):
-        number = float(value)
-        if math.isinf(number):
-            return "inf" if number > 0 else "-inf"
-        if _is_p_column(column):
-            return "<1e-300" if number == 0.0 else f"{number:.3g}"
-        if column.endswith("percent") or column.startswith("nmgd"):
-            return f"{number:.2f}"
-        if column == "rewardbench_rank" and number.is_integer():
-            return str(int(number))
-        return f"{number:.4g}"
-    return str(value)
+def column_for(key: str, frame: pd.DataFrame | None = None, extra: dict[str, Column] | None = None) -> Column:
+    """The display column of a CSV column: its spec, else one inferred from the dtype (3 decimals for floats)."""
+    if extra and key in extra:
+        return extra[key]
+    if key in COLUMN_SPECS:
+        header, kind, decimals, latex = COLUMN_SPECS[key]
+        return Column(key, header, kind, decimals, latex)
+    dtype = frame[key].dtype.kind if frame is not None and key in frame else "O"
+    kind = {"i": "int", "u": "int", "f": "fixed", "b": "bool"}.get(dtype, "text")
+    return Column(key, key.replace("_", " "), kind, 3)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+def display_rows(table: Table) -> tuple[list[Column], list[dict[str, Any]]]:
+    """Columns and rows as the Markdown and LaTeX versions show them."""
+    columns = [column_for(key, table.frame, table.extra_columns) for key in table.frame.columns]
+    rows = []
+    for record in table.frame.to_dict("records"):
+        for key in GROUP_COLUMNS & set(record):
+            if isinstance(record[key], str):
+                record[key] = group_label(record[key])
+        if isinstance(record.get("metric"), str):
+            record["metric"] = METRIC_LABELS.get(record["metric"], record["metric"])
+        rows.append(record)
+    return columns, rows
 
 
 def to_markdown(table: Table) -> str:
-    columns = list(table.frame.columns)
-    headers = [DISPLAY_NAMES.get(c, c.replace("_", " ")) for c in columns]
-    numeric = [table.frame[c].dtype.kind in "iuf" for c in columns]
-    lines = [f"**{table.caption}**", "", "| " + " | ".join(headers) + " |"]
-    lines.append("|" + "|".join("---:" if is_numeric else ":---" for is_numeric in numeric) + "|")
-    for row in table.frame.itertuples(index=False):
-        cells = [format_cell(v, c).replace("|", "\\|") for v, c in zip(row, columns, strict=True)]
-        lines.append("| " + " | ".join(cells) + " |")
-    if table.frame.empty:
-        lines.append("| " + " | ".join("" for _ in columns) + " |")
-    if table.footnote:
-        lines += ["", f"*Note.* {table.footnote}"]
-    return "\n".join(lines) + "\n"
+    columns, rows = display_rows(table)
+    return render_markdown(table.caption, columns, rows, table.footnote)
 
 
 def to_latex(table: Table) -> str:
-    """A booktabs table (needs \\usepackage{booktabs}) with the footnote under the rule."""
-    columns = list(table.frame.columns)
-    align = "".join("r" if table.frame[c].dtype.kind in "iuf" else "l" for c in columns)
-    headers = []
-    for c in columns:
-        shown = DISPLAY_NAMES.get(c, c.replace("_", " "))
-        headers.append(_LATEX_HEADERS.get(shown, latex_escape(shown)))
-    lines = [
-        "% Generated by `rmeval fairness-stats`; needs \\usepackage{booktabs}.",
-        "\\begin{table}[htbp]",
-        "\\centering",
-        f"\\caption{{{latex_escape(table.caption)}}}",
-        f"\\label{{tab:{table.stem}}}",
-        f"\\begin{{tabular}}{{{align}}}",
-        "\\toprule",
-        " & ".join(headers) + " \\\\",
-        "\\midrule",
-    ]
-    for row in table.frame.itertuples(index=False):
-        cells = [latex_escape(format_cell(v, c)) or "--" for v, c in zip(row, columns, strict=True)]
-        lines.append(" & ".join(cells) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
-    if table.footnote:
-        lines += ["\\par\\smallskip", f"\\parbox{{\\linewidth}}{{\\footnotesize \\textit{{Note.}} "
-                  f"{latex_escape(table.footnote)}}}"]
-    lines.append("\\end{table}")
-    return "\n".join(lines) + "\n"
+    columns, rows = display_rows(table)
+    return render_latex(table.caption, f"tab:{table.stem}", columns, rows, table.footnote,
+                        generator="`rmeval fairness-stats`")
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    import os
+
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def write_table(table: Table, out_dir: Path, formats: tuple[str, ...] = ("csv", "md", "tex")) -> list[Path]:

@@ -1,0 +1,201 @@
+"""`rmeval fairness-reproduction`: our tables beside the published values of resources/published/, with the
+verdict rules recomputed here from the raw numbers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from rmeval.cli import main as rmeval_main
+from rmeval.stats import reproduction
+
+REPO = Path(__file__).resolve().parents[1]
+PUBLISHED = [REPO / "resources/published/song2025_fairness.yaml", REPO / "resources/published/kim2024_rewardmath.yaml"]
+EIGHT_GROUPS = ["computer_science", "economics", "electrical_engineering", "mathematics", "physics",
+                "quantitative_biology", "quantitative_finance", "statistics"]
+# registry name -> (location, per-group shift scale): three paper models and one model the papers lack
+EIGHT_GROUP_MODELS = {
+    "Nemotron-4-340B-Reward": (-20.0, 1.0),
+    "ArmoRM-Llama3-8B-v0.1": (0.1, 0.05),
+    "Eurus-RM-7b": (1.5, 0.8),
+    "my-rm": (3.0, 0.0),
+}
+
+
+def write_eight_group_scores(root: Path, n: int = 25, seed: int = 11) -> Path:
+    rng = np.random.default_rng(seed)
+    shifts = rng.normal(0, 1, len(EIGHT_GROUPS))
+    for model, (location, scale) in EIGHT_GROUP_MODELS.items():
+        (root / model).mkdir(parents=True, exist_ok=True)
+        for group, shift in zip(EIGHT_GROUPS, shifts, strict=True):
+            pd.DataFrame({
+                "id": [f"2401.{i:05d}" for i in range(n)],
+                "reward": location + scale * shift + rng.normal(0, 1, n),
+                "n_tokens": rng.integers(80, 400, n),
+            }).to_parquet(root / model / f"{group}.parquet")
+    return root
+
+
+def write_rewardmath_metrics(path: Path) -> Path:
+    """rewardmath_metrics.csv as `rmeval rewardmath-metrics` writes it (setup, aggregation, n, accuracy, mrr)."""
+    pd.DataFrame([
+        {"setup": "ArmoRM-Llama3-8B-v0.1", "aggregation": "scalar", "n": 483, "accuracy": 21.5, "mrr": 41.0},
+        {"setup": "Eurus-RM-7b", "aggregation": "scalar", "n": 483, "accuracy": 30.0, "mrr": 38.3},
+        {"setup": "math-shepherd-mistral-7b-prm", "aggregation": "prod", "n": 483, "accuracy": 17.18, "mrr": 34.0},
+        {"setup": "math-shepherd-mistral-7b-prm", "aggregation": "geo", "n": 2, "accuracy": 50.0, "mrr": 75.0},
+    ]).to_csv(path, index=False)
+    return path
+
+
+def run_eight_group_stats(root: Path) -> Path:
+    scores = write_eight_group_scores(root / "scores")
+    out = root / "tables"
+    assert rmeval_main(["fairness-stats", "--scores", str(scores), "--out", str(out), "--bootstrap", "100",
+                        "--permutations", "100", "--registry", str(REPO / "config/models.yaml"),
+                        "--ranks", '{"my-rm": null}']) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("reproduction")
+    out = run_eight_group_stats(root)
+    metrics = write_rewardmath_metrics(root / "rewardmath_metrics.csv")
+    assert rmeval_main(["fairness-reproduction", "--tables", str(out), "--published", *map(str, PUBLISHED),
+                        "--rewardmath", str(metrics)]) == 0
+    return out
+
+
+def _published() -> dict[tuple[str, str, str], tuple[float, bool]]:
+    values = {}
+    for path in PUBLISHED:
+        for row in yaml.safe_load(path.read_text())["rows"]:
+            for key, value in row.items():
+                if key not in {"model", "aggregation"}:
+                    text = str(value)
+                    values[(row["model"], row.get("aggregation") or "", key)] = (float(text.lstrip("<")),
+                                                                                text.startswith("<"))
+    return values
+
+
+def test_published_resource_holds_the_papers_values() -> None:
+    values = _published()
+    assert values[("ArmoRM-Llama3-8B-v0.1", "", "anova_p")] == (9.46e-101, False)
+    assert values[("Mistral-RM-for-RAFT-GSHF-v0", "", "anova_p")] == (1e-300, True)
+    assert values[("FsfairX-LLaMA3-RM-v0.1", "", "nmgd_percent")] == (-111.52, False)
+    assert values[("math-shepherd-mistral-7b-prm", "geo", "rewardmath_mrr")] == (33.61, False)
+    assert len([k for k in values if k[2] == "anova_f"]) == 8 and len([k for k in values if k[2] == "pearson_r"]) == 7
+    registry = yaml.safe_load((REPO / "config/models.yaml").read_text())["models"]
+    assert {model for model, _, _ in values} <= set(registry)  # matched by registry name
+
+
+def _expected_verdict(row: pd.Series, table1: pd.DataFrame, table2: pd.DataFrame, paper_p: dict[str, float]) -> str:
+    statistic, ours, paper = row["statistic"], row["ours"], row["paper"]
+    if statistic in {"anova_f", "anova_p"}:
+        return "same conclusion" if (table1.loc[row["model"], "p_value"] < 0.05) == (paper_p[row["model"]] < 0.05) \
+            else "differs"
+    if statistic == "tukey_significant_pairs":
+        assert table2.loc[row["model"], "total_pairs"] == 28
+        return "same conclusion" if abs(ours - paper) <= 2 else "differs"
+    if statistic in {"nmgd_percent", "pearson_r"}:
+        edges = [20, 100] if statistic == "nmgd_percent" else [0.3, 0.7]
+        same = np.sign(ours) == np.sign(paper) and np.digitize(abs(ours), edges) == np.digitize(abs(paper), edges)
+        return "same conclusion" if same else "differs"
+    return "same conclusion" if abs(ours - paper) <= 2 else "differs"
+
+
+def test_every_row_is_ours_beside_the_papers_with_the_documented_verdict(reproduced: Path) -> None:
+    rows = pd.read_csv(reproduced / "reproduction.csv", keep_default_na=False, na_values=[""])
+    table1 = pd.read_csv(reproduced / "table1_anova.csv").set_index("model")
+    table2 = pd.read_csv(reproduced / "table2_tukey.csv").set_index("model")
+    table3 = pd.read_csv(reproduced / "table3_nmgd.csv").set_index("model")
+    table4 = pd.read_csv(reproduced / "table4_pearson.csv").set_index("model")
+    published = _published()
+    paper_p = {m: v[0] for (m, _, s), v in published.items() if s == "anova_p"}
+    ours_of = {"anova_f": table1["f_statistic"], "anova_p": table1["p_value"],
+               "tukey_significant_pairs": table2["significant_pairs"], "nmgd_percent": table3["nmgd_percent"],
+               "pearson_r": table4["pearson_r"]}
+    assert "my-rm" not in set(rows["model"])
+    fairness = rows[~rows["statistic"].str.startswith("rewardmath")]
+    assert len(fairness) == 3 * 4 + 2  # three paper models x (F, p, Tukey, NMGD) + Pearson r of two
+    for _, row in fairness.iterrows():
+        assert row["ours"] == pytest.approx(ours_of[row["statistic"]][row["model"]], rel=1e-9)
+        aggregation = "" if pd.isna(row["aggregation"]) else row["aggregation"]
+        assert (row["paper"], bool(row["paper_upper_bound"])) == published[(row["model"], aggregation,
+                                                                              row["statistic"])]
+        if row["statistic"] == "anova_p":
+            assert pd.isna(row["difference"])
+        else:
+            assert row["difference"] == pytest.approx(row["ours"] - row["paper"])
+        assert row["verdict"] == _expected_verdict(row, table1, table2, paper_p), row.to_dict()
+    math_rows = rows[rows["statistic"].str.startswith("rewardmath")].set_index(["model", "statistic"])
+    assert math_rows.loc[("ArmoRM-Llama3-8B-v0.1", "rewardmath_accuracy"), "verdict"] == "same conclusion"
+    assert math_rows.loc[("Eurus-RM-7b", "rewardmath_accuracy"), "verdict"] == "differs"
+    assert len(math_rows) == 8
+    prm = rows[rows["model"] == "math-shepherd-mistral-7b-prm"]
+    assert dict(zip(prm["aggregation"] + " " + prm["statistic"], prm["verdict"], strict=True)) == {
+        "prod rewardmath_accuracy": "same conclusion", "prod rewardmath_mrr": "same conclusion",
+        "geo rewardmath_accuracy": "not comparable", "geo rewardmath_mrr": "not comparable"}  # 2 of 483 problems
+    assert {"Table 1", "Table 4"} <= {s.split(", ")[-1] for s in rows["source"]}
+
+
+def test_tables_name_left_out_models_and_small_runs(reproduced: Path) -> None:
+    markdown = (reproduced / "reproduction.md").read_text()
+    assert "Left out (no published values): my-rm." in markdown
+    assert "Not comparable, on fewer than the 483 problems of the official results: " \
+           "math-shepherd-mistral-7b-prm (geo) on 2 problems." in markdown
+    assert "| Nemotron-4-340B-Reward | ANOVA p |" in markdown and "<1e-300 |" in markdown
+    latex = (reproduced / "reproduction.tex").read_text()
+    assert "$<10^{-300}$" in latex and "$9.46\\times10^{-101}$" in latex
+    assert "\\begin{tabular}{llrrrl}" in latex
+
+
+def test_summary_gives_the_reproduction_count(reproduced: Path, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    assert rmeval_main(["fairness-summary", "--tables", str(reproduced), "--out", str(summary)]) == 0
+    rows = pd.read_csv(reproduced / "reproduction.csv")
+    same = int((rows["verdict"] == "same conclusion").sum())
+    assert f"- Reproduction: {same} of {len(rows)} comparisons with the published values reach the same " \
+           "conclusion" in summary.read_text()
+
+
+@pytest.mark.parametrize(("statistic", "ours", "paper", "expected"), [
+    ("nmgd_percent", 19.0, 21.0, "differs"),  # band edge at 20
+    ("nmgd_percent", 90.0, 25.0, "same conclusion"),
+    ("nmgd_percent", -110.0, 110.0, "differs"),  # sign
+    ("pearson_r", 0.69, 0.71, "differs"),
+    ("pearson_r", -0.25, -0.10, "same conclusion"),
+    ("tukey_significant_pairs", 23.0, 25.0, "same conclusion"),
+    ("tukey_significant_pairs", 22.0, 25.0, "differs"),
+    ("rewardmath_mrr", 40.1, 42.18, "differs"),
+])
+def test_verdict_rules_at_their_edges(statistic: str, ours: float, paper: float, expected: str) -> None:
+    facts = {"p": {"m": 0.01}, "total_pairs": {"m": 28}}
+    value = reproduction.Published(paper, False)
+    assert reproduction.verdict(statistic, "m", ours, value, facts, 0.05, 2, 2.0, None) == expected
+
+
+def test_tukey_counts_over_other_pair_totals_are_not_comparable() -> None:
+    facts = {"p": {"m": 0.01}, "total_pairs": {"m": 6}}
+    assert reproduction.verdict("tukey_significant_pairs", "m", 5.0, reproduction.Published(5.0, False), facts,
+                                0.05, 2, 2.0, None) == "not comparable"
+
+
+def test_ours_significant_paper_not_differs() -> None:
+    facts = {"p": {"m": 1e-5}, "total_pairs": {"m": 28}}
+    paper_p = reproduction.Published(0.2, False)
+    assert reproduction.verdict("anova_p", "m", 1e-5, paper_p, facts, 0.05, 2, 2.0, paper_p) == "differs"
+    assert not math.isnan(reproduction.Published(1e-300, True).value)
+
+
+def test_bad_published_file_names_the_row(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("paper: x\nrows:\n  - {model: ArmoRM-Llama3-8B-v0.1, anova_fstat: 3}\n")
+    out = tmp_path / "tables"
+    out.mkdir()
+    assert rmeval_main(["fairness-reproduction", "--tables", str(out), "--published", str(bad)]) == 2
+    assert f"{bad}: rows[0]: unknown statistic 'anova_fstat'" in capsys.readouterr().err
