@@ -21,6 +21,7 @@ Reference computations (one row at a time, no padding):
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -88,6 +89,7 @@ def _forward(model, ids: list[int]) -> float:
         return float(model(input_ids=torch.tensor([ids])).logits[0][0])
 
 
+@functools.cache
 def _load(path: Path, causal_lm: bool = False):
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
@@ -248,6 +250,7 @@ def test_meta_records_the_template_actually_used(mistral_dirs: dict[str, Path], 
     assert details["chat_template_source"] == "tokenizer"
     assert details["chat_template_sha256"] == template_sha256(MISTRAL_TEMPLATE)
     assert details["template_writes_bos"] is True and details["bos_prepended"] is True
+    assert len(details["input_ids_sha256"]) == 16
 
 
 # --- Math-Shepherd PRM ---------------------------------------------------------------------------

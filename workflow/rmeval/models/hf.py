@@ -213,7 +213,8 @@ class HFScorer(RewardScorer):
         # Which template and BOS policy produced the ids (`.meta.json` adapter_details).
         plain = {"chat_template_source": "none (adapter's plain-text format)", "chat_template_sha256": None}
         template = render.describe() if isinstance(render, ChatRenderer) else plain
-        self.tokenization = {**template, **encoder.describe()}
+        ids_digest = hashlib.sha256(self.encoded.flat_ids.tobytes() + self.encoded.offsets.tobytes()).hexdigest()[:16]
+        self.tokenization = {**template, **encoder.describe(), "input_ids_sha256": ids_digest}
         if not self.pad_from_config:
             self._keep_pad_out_of_rows()
         lengths = self.encoded.lengths
