@@ -101,3 +101,42 @@ def test_prompt_left_falls_back_to_the_response_when_the_prompt_is_too_short(tok
 def test_impossible_fit_names_the_row(tokenizer) -> None:
     with pytest.raises(RmevalError, match="row id='too-long'.*max_length=5"):
         _encoder(tokenizer, max_length=5).encode(["too-long"], ["Q"], ["A"])
+
+
+def test_bos_text_is_stripped_before_tokenising(tmp_path) -> None:
+    """Non-legacy SentencePiece layout: `<s>[INST]` tokenised as text would give `[`; rmeval gives BOS, `▁[...`."""
+    from tokenizer_layouts import MISTRAL_TEMPLATE, save_sentencepiece_tokenizer
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(save_sentencepiece_tokenizer(
+        tmp_path / "sp", layout="non-legacy", chat_template=MISTRAL_TEMPLATE))
+    encoder = _encoder(tokenizer)
+    row = encoder.encode(["r"], ["Write an abstract"], ["We study"]).row(0).tolist()
+    expected = tokenizer(tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Write an abstract"}, {"role": "assistant", "content": "We study"}],
+        tokenize=False).removeprefix("<s>"))["input_ids"]
+    assert row == expected and tokenizer.convert_ids_to_tokens(row[1]).startswith("▁")
+    assert encoder.describe()["template_writes_bos"] is True
+
+
+def test_tokenizer_suffix_ids_are_kept() -> None:
+    """A tokenizer that appends EOS (add_eos_token) gets it, as `tokenizer(text)` in the authors' code does."""
+    from tokenizers.processors import TemplateProcessing
+
+    tokenizer = build_tokenizer()
+    bos, eos = tokenizer.bos_token_id, tokenizer.eos_token_id
+    tokenizer.backend_tokenizer.post_processor = TemplateProcessing(
+        single=f"{BOS} $A {tokenizer.eos_token}", special_tokens=[(BOS, bos), (tokenizer.eos_token, eos)])
+    row = _encoder(tokenizer, template=NO_BOS_TEMPLATE).encode(["r"], ["Q"], ["A"]).row(0).tolist()
+    assert row[0] == bos and row[-1] == eos and row.count(bos) == 1
+
+
+def test_unused_token_id_avoids_ids_in_rows() -> None:
+    import numpy as np
+    from rmeval.models.chat import unused_token_id
+
+    rows = np.array([1, 2, 5, 2], dtype=np.int64)
+    assert unused_token_id(rows, [2, None, 0], vocab_size=8) == 0  # eos (2) is in the rows
+    assert unused_token_id(rows, [2], vocab_size=8) == 7
+    with pytest.raises(RmevalError, match="no id is free"):
+        unused_token_id(np.arange(3), [0], vocab_size=3)

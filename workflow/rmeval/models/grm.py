@@ -19,11 +19,12 @@ from rmeval.models.native import NativeHeadScorer
 class TextThenSpecialTokensEncoder(RowEncoder):
     """Render to text, then tokenise it with the tokenizer's special tokens, as GRM's code does."""
 
+    def _strip_bos_text(self, text: str) -> tuple[str, bool]:
+        # Keep the template's BOS text: GRM's code tokenises it, then the tokenizer adds its own BOS.
+        return text, bool(self.bos_text) and text.startswith(self.bos_text)
+
     def _tokenize(self, texts: list[str]) -> list[list[int]]:
         return self.tokenizer(texts, add_special_tokens=True)["input_ids"]
-
-    def _fix_bos(self, ids: list[int], wants_bos: bool) -> list[int]:
-        return list(ids)
 
 
 class GRMScorer(NativeHeadScorer):

@@ -16,7 +16,14 @@ import numpy as np
 
 from rmeval.errors import RmevalError
 from rmeval.models.base import BatchScores, Prepared, RewardScorer, Runtime
-from rmeval.models.chat import Encoded, RenderFn, RowEncoder, chat_template_renderer
+from rmeval.models.chat import (
+    ChatRenderer,
+    Encoded,
+    RenderFn,
+    RowEncoder,
+    chat_template_renderer,
+    unused_token_id,
+)
 from rmeval.registry import ModelSpec
 from rmeval.tasks import Pairs
 
@@ -103,10 +110,12 @@ class HFScorer(RewardScorer):
         self.tokenizer = self._load_tokenizer()
         self.model, self.attn_implementation = self._load_model()
         self.model.eval()
+        self.pad_from_config = isinstance(getattr(self.model.config, "pad_token_id", None), int)
         self.pad_id = self._pad_id()
         self.input_device = self.model.get_input_embeddings().weight.device
         self.takes_position_ids = self._accepts("position_ids")
         self.encoded: Encoded | None = None
+        self.tokenization: dict[str, Any] = {}
 
     # --- loading ---------------------------------------------------------------------------
     def _load_tokenizer(self) -> Any:
@@ -164,13 +173,26 @@ class HFScorer(RewardScorer):
                 return candidate
         raise RmevalError(f"model {self.spec.name!r}: no pad, eos or config pad token id to pad batches with")
 
+    def _keep_pad_out_of_rows(self) -> None:
+        """A config without `pad_token_id` gets one that no row contains: the HF heads read the reward at the
+        last token that is not the pad id, so padding with e.g. EOS would move the reward of a row ending in EOS
+        off its last token, unlike the model card's unpadded, one-row-at-a-time call (which reads the last)."""
+        assert self.encoded is not None
+        vocab = int(self.model.get_input_embeddings().weight.shape[0])
+        preferred = [self.pad_id, self.tokenizer.pad_token_id, self.tokenizer.unk_token_id]
+        self.pad_id = unused_token_id(self.encoded.flat_ids, preferred, vocab)
+        self.model.config.pad_token_id = self.pad_id
+
     def _accepts(self, argument: str) -> bool:
         parameters = inspect.signature(self.model.forward).parameters
         return argument in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
     # --- encoding ----------------------------------------------------------------------------
     def renderer(self) -> RenderFn:
-        return chat_template_renderer(self.tokenizer, self.spec.chat_template or self.default_chat_template, self.spec.name)
+        source = "registry" if self.spec.chat_template else "adapter"
+        return chat_template_renderer(
+            self.tokenizer, self.spec.chat_template or self.default_chat_template, self.spec.name, source
+        )
 
     def texts_of(self, pairs: Pairs) -> tuple[list[str], list[str]]:
         """(prompts, responses) as this adapter renders them; PRMs override."""
@@ -181,9 +203,10 @@ class HFScorer(RewardScorer):
         return RowEncoder
 
     def prepare(self, pairs: Pairs) -> Prepared:
+        render = self.renderer()
         encoder = self.row_encoder_class()(
             self.tokenizer,
-            self.renderer(),
+            render,
             max_length=self.spec.max_length,
             truncation=self.spec.truncation,
             add_bos=self.spec.add_bos,
@@ -191,6 +214,13 @@ class HFScorer(RewardScorer):
         )
         prompts, responses = self.texts_of(pairs)
         self.encoded = encoder.encode(pairs.ids, prompts, responses)
+        # Which template and BOS policy produced the ids (`.meta.json` adapter_details).
+        plain = {"chat_template_source": "none (adapter's plain-text format)", "chat_template_sha256": None}
+        template = render.describe() if isinstance(render, ChatRenderer) else plain
+        ids_digest = hashlib.sha256(self.encoded.flat_ids.tobytes() + self.encoded.offsets.tobytes()).hexdigest()[:16]
+        self.tokenization = {**template, **encoder.describe(), "input_ids_sha256": ids_digest}
+        if not self.pad_from_config:
+            self._keep_pad_out_of_rows()
         lengths = self.encoded.lengths
         return Prepared(costs=lengths.copy(), n_tokens=lengths.copy(), truncated=self.encoded.truncated.copy())
 
@@ -266,4 +296,5 @@ class HFScorer(RewardScorer):
             "attn_implementation": self.attn_implementation,
             "pad_token_id": self.pad_id,
             "model_class": type(self.model).__name__,
+            **self.tokenization,
         }

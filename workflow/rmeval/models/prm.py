@@ -1,8 +1,9 @@
 """`prm`: process reward models that score each solution step (Math-Shepherd convention).
 
-Mirrors Math-Shepherd's reference usage (peiyi9979/math-shepherd-mistral-7b-prm): the causal LM
-reads `"{problem} {step 1} ки\n{step 2} ки..."`; at every step-tag token the probability of the
-good token against the bad token (softmax over just those two logits) is the step's score.
+Mirrors Math-Shepherd's reference usage (peiyi9979/math-shepherd-mistral-7b-prm model card): the
+causal LM reads `tokenizer.encode("{problem} {step 1} ки\n{step 2} ки...")`, BOS included by the
+tokenizer; at every step-tag token the probability of the good token against the bad token
+(softmax over just those two logits) is the step's score.
 
 Options (registry `options:`): `step_tag` (default "ки"), `good_token` ("+"), `bad_token` ("-"),
 `step_separator` ("\n"), and optionally `good_token_id` / `bad_token_id` when the token strings are

@@ -68,10 +68,13 @@ def resolve_runtime(request: JobRequest) -> Runtime:
     return Runtime(device=device, dtype=dtype, n_gpus=n_gpus, padding_side=request.padding_side)
 
 
-def fingerprint(request: JobRequest, input_sha256: str, runtime: Runtime) -> str:
-    """What must match for a checkpoint to be resumed (not the budget: see batching.py)."""
+def fingerprint(request: JobRequest, input_sha256: str, runtime: Runtime, input_ids_sha256: str = "") -> str:
+    """What must match for a checkpoint to be resumed (not the budget: see batching.py). `input_ids_sha256`
+    (the token ids the adapter feeds) keeps a resume from mixing rows tokenised two ways."""
     device_kind = "cpu" if runtime.device == "cpu" else runtime.device
     parts = [input_sha256, request.task, request.spec.to_json(), runtime.dtype, device_kind, str(request.padding_side)]
+    if input_ids_sha256:
+        parts.append(input_ids_sha256)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -122,7 +125,8 @@ def run_job(request: JobRequest) -> dict[str, Any]:
             checkpoint_every=request.checkpoint_every,
             progress_every_s=request.progress_every_s,
         )
-        checkpoint = Checkpoint(request.output, fingerprint(request, input_sha256, runtime))
+        ids_sha256 = str(getattr(scorer, "tokenization", {}).get("input_ids_sha256", ""))
+        checkpoint = Checkpoint(request.output, fingerprint(request, input_sha256, runtime, ids_sha256))
         table, report = score_rows(scorer, pairs, prepared, settings, checkpoint, request.spec.name)
         description = scorer.describe()
     finally:
