@@ -30,3 +30,11 @@ def write_json_atomic(document: dict[str, Any], path: str | Path) -> None:
     temporary = _temporary(path)
     temporary.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
     os.replace(temporary, path)
+
+
+def write_text_atomic(text: str, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = _temporary(path)
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
