@@ -144,7 +144,7 @@ def rebuild(lock: Lock, lock_path: str, groups: dict[str, list[str]], settings: 
     for name, locked in lock.groups.items():
         rows, wrong = check_group(locked, resolve_group(name, groups[name], table), found)
         problems += wrong
-        frame = pd.DataFrame(rows, columns=DATA_COLUMNS)
+        frame = pd.DataFrame(rows, columns=DATA_COLUMNS).astype("string")  # as arxiv-select writes them
         if not wrong and content_sha256(frame) != locked.table_sha256:
             problems.append(f"{name}: table sha256 {content_sha256(frame)} differs from the locked "
                             f"{locked.table_sha256} although every row matches (row order?)")
