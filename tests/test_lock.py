@@ -361,3 +361,22 @@ def test_models_follow_the_lock_and_diff_names_what_changed(locked_run):
     assert f"  removed: {removed.split()[0]}" in lines
     assert any(line.startswith("model tiny: revision:") for line in lines)
     assert diff_locks(lock, load_lock(locked_run.lock)) == []
+
+
+def test_template_and_prompt_hashes_are_read_where_the_sidecars_put_them(tmp_path):
+    from rmeval.lock.build import model_locks
+
+    base = {"model": "m", "adapter": "sequence-classification", "path": "org/m", "revision": "abc", "dtype": "bfloat16"}
+    metas = []
+    for group, prompt in (("physics", "p1"), ("mathematics", "p2")):
+        path = tmp_path / "scores" / "m" / f"{group}.meta.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**base, "prompt_hash": prompt,
+                                    "adapter_details": {"chat_template_sha256": "t0"}}))
+        metas.append(path)
+    lock = model_locks(metas)["m"]
+    assert lock.extra == {"template_hash": "t0",
+                          "prompt_hash": {"fairness/mathematics": "p2", "fairness/physics": "p1"}}
+    (tmp_path / "scores" / "m" / "physics.meta.json").write_text(json.dumps({**base, "revision": "def"}))
+    with pytest.raises(RmevalError, match=r"mathematics.meta.json has revision 'abc' but .*physics.meta.json has 'def'"):
+        model_locks(metas)

@@ -16,8 +16,12 @@ from rmeval.lock.lockfile import GroupLock, LockedPaper, ModelLock
 from rmeval.lock.rows import frame_rows, row_sha
 
 SOFTWARE = ("python", "torch", "transformers", "tokenizers")
-# Sidecar fields recorded when present (other stages add them): a scalar, or {table: value} when tables differ.
-OPTIONAL_MODEL_FIELDS = ("template_hash", "prompt_hash")
+# Sidecar fields recorded when present (other stages add them), top-level or under `adapter_details`:
+# lock key -> the sidecar names it may have. A scalar, or {table: value} when the tables differ.
+OPTIONAL_MODEL_FIELDS = {
+    "template_hash": ("template_hash", "chat_template_sha256"),
+    "prompt_hash": ("prompt_hash", "prompt_sha256"),
+}
 # A model's identity: every sidecar of one model must agree on these.
 MODEL_IDENTITY = ("adapter", "path", "revision", "dtype")
 
@@ -50,6 +54,15 @@ def _meta_key(path: Path) -> str:
     return f"{branch}/{path.name.removesuffix('.meta.json')}"
 
 
+def _optional(meta: dict[str, Any], names: tuple[str, ...]) -> Any:
+    details = meta.get("adapter_details") if isinstance(meta.get("adapter_details"), dict) else {}
+    for name in names:
+        for where in (meta, details):
+            if where.get(name) is not None:
+                return where[name]
+    return None
+
+
 def model_locks(meta_paths: list[Path]) -> dict[str, ModelLock]:
     by_model: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     for path in sorted(meta_paths):
@@ -67,8 +80,9 @@ def model_locks(meta_paths: list[Path]) -> dict[str, ModelLock]:
                         f"{meta.get(key)!r}; one lock entry needs one model (pin `revision`, rerun its jobs)"
                     )
         extra: dict[str, Any] = {}
-        for key in OPTIONAL_MODEL_FIELDS:
-            values = {_meta_key(path): meta[key] for path, meta in sidecars if meta.get(key) is not None}
+        for key, names in OPTIONAL_MODEL_FIELDS.items():
+            values = {_meta_key(path): value for path, meta in sidecars
+                      if (value := _optional(meta, names)) is not None}
             if not values:
                 continue
             distinct = {json.dumps(value, sort_keys=True) for value in values.values()}

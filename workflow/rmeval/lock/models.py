@@ -25,9 +25,13 @@ def follow_lock(specs: dict[str, ModelSpec], lock: Lock | None) -> tuple[dict[st
             continue
         if locked.adapter != spec.adapter:
             raise RmevalError(f"model {name!r}: the lock has adapter {locked.adapter!r}, the config {spec.adapter!r}")
-        if locked.is_hub and spec.revision is None:
-            spec = dataclasses.replace(spec, revision=locked.revision)  # the lock's commit wins over null
         followed[name] = spec
+        if locked.revision.startswith("unresolved"):
+            print(f"warning: lock: model {name!r} was locked without a resolved commit; it runs unpinned",
+                  file=sys.stderr)
+            continue
+        if locked.is_hub and spec.revision is None:
+            followed[name] = dataclasses.replace(spec, revision=locked.revision)  # the lock's commit wins over null
         expected[name] = locked.revision
     return followed, expected
 
