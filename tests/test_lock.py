@@ -27,7 +27,13 @@ from rmeval.lock.lockfile import LockedPaper, load_lock, parse_lock
 from rmeval.lock.models import check_loaded_revision, follow_lock
 from rmeval.lock.rebuild import rebuild
 from rmeval.registry import ModelSpec
-from workflow_helpers import PAPER_GROUPS, run_snakemake, tiny_model_entry, write_config, write_kaggle_snapshot
+from workflow_helpers import (
+    PAPER_GROUPS,
+    run_snakemake,
+    tiny_model_entry,
+    write_config,
+    write_kaggle_snapshot,
+)
 
 GROUPS = {name: PAPER_GROUPS[name] for name in ("physics", "mathematics", "computer_science")}
 ATOM = "{http://www.w3.org/2005/Atom}"
