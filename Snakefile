@@ -29,6 +29,7 @@ include: "workflow/rules/scoring.smk"
 include: "workflow/rules/fairness.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/rewardmath.smk"
+include: "workflow/rules/lock.smk"
 
 
 rule all:

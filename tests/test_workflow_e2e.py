@@ -127,3 +127,22 @@ def test_rerun_is_a_no_op(e2e_run):
 
     result = run_snakemake(e2e_run.workdir, e2e_run.configfile, "-n", "--cores", "2")
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_lock_records_the_run_and_rebuilds_its_groups(e2e_run, tmp_path):
+    """results/lock.yaml of the e2e run; its groups rebuilt from the same snapshot hash equal (rmeval.lock)."""
+    import yaml
+    from rmeval.arxiv.settings import ArxivSettings
+    from rmeval.lock.lockfile import load_lock
+    from rmeval.lock.rebuild import rebuild
+
+    lock = load_lock(e2e_run.results / "lock.yaml")
+    assert list(lock.groups) == list(e2e_run.groups) and sorted(lock.models) == sorted(e2e_run.models)
+    assert all(len(group.papers) == 30 and group.papers[0].version == "v1" for group in lock.groups.values())
+    config = yaml.safe_load(e2e_run.configfile.read_text())
+    settings = ArxivSettings.from_mapping({"source": "lock", "snapshot": config["arxiv"]["snapshot"]})
+    manifests = rebuild(lock, str(e2e_run.results / "lock.yaml"), config["groups"], settings, tmp_path)
+    for group in e2e_run.groups:
+        assert manifests[group]["output"]["content_sha256"] == lock.groups[group].table_sha256
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / f"{group}.parquet"),
+                                      pd.read_parquet(e2e_run.results / "data" / f"{group}.parquet"))

@@ -1,6 +1,7 @@
 # Helpers shared by all rule files (config access, model specs, resources, target lists).
 # This is the only .smk file that defines Python functions.
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from rmeval.registry import load_registry, resolve_models
 from rmeval.arxiv.categories import check_disjoint, load_table, resolve_group
 from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
+from rmeval.lock.lockfile import config_sha256, file_sha256, load_lock
+from rmeval.lock.models import follow_lock
 
 
 def repo_path(relative):
@@ -76,6 +79,20 @@ for _name in set(MODEL_SPECS) & set(REWARDMATH_SPECS):
         raise WorkflowError(f"config: model {_name!r} is defined differently in `models` and `rewardmath.models`")
 ALL_SPECS = {**MODEL_SPECS, **REWARDMATH_SPECS}
 
+# A published lock (`lock:`, README "Reproduce our run"): its commits replace `revision: null`, and every
+# scoring job checks that it loaded the locked commit or folder fingerprint (rmeval.lock.models).
+LOCK_PATH = config_path(config["lock"]) if config.get("lock") else None
+CONFIG_SHA256 = config_sha256(config)  # recorded in results/lock.yaml
+if LOCK_PATH and Path(LOCK_PATH).resolve() == Path("results/lock.yaml").resolve():
+    raise WorkflowError("config: lock: results/lock.yaml is this run's own output; copy the lock elsewhere first")
+if config["arxiv"].get("source") == "lock" and not LOCK_PATH:
+    raise WorkflowError("config: arxiv.source is 'lock' but no top-level `lock:` file is given")
+try:
+    LOCK = load_lock(LOCK_PATH) if LOCK_PATH else None
+    ALL_SPECS, LOCKED_REVISIONS = follow_lock(ALL_SPECS, LOCK)
+except RmevalError as error:
+    raise WorkflowError(f"config: lock: {error}")
+
 _reference = config.get("reference_model")
 if _reference is not None and _reference not in MODEL_SPECS:
     # Table 4 needs the reference among the scored models; say so now, not after hours of scoring.
@@ -90,6 +107,12 @@ def model_spec(name):
 def model_spec_json(name):
     """The resolved registry entry, passed to `rmeval score --spec` (a change to it re-runs the job)."""
     return ALL_SPECS[name].to_json()
+
+
+def locked_revision_flag(name):
+    """`--expect-revision <commit>` for `rmeval score` when a lock pins the model, else nothing."""
+    expected = LOCKED_REVISIONS.get(name)
+    return f"--expect-revision {shlex.quote(expected)}" if expected else ""
 
 
 def model_resource(name, key):
@@ -119,6 +142,7 @@ def all_outputs():
         "results/summary.md",
         "results/figures/fig2_group_means.png",
         "results/figures/fig3_standardized.png",
+        "results/lock.yaml",
     ]
     if REWARDMATH_ENABLED:
         targets += rewardmath_outputs()

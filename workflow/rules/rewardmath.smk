@@ -89,6 +89,7 @@ rule rewardmath_score:
         meta="results/rewardmath/scores/{model}/{rm_table}.meta.json",
     params:
         spec=lambda wildcards: model_spec_json(wildcards.model),
+        locked=lambda wildcards: locked_revision_flag(wildcards.model),
         engine=SCORING_FLAGS,  # the `scoring:` engine settings, shared with score_fairness (scoring.smk)
     log:
         "logs/rewardmath/score/{model}/{rm_table}.log",
@@ -103,7 +104,7 @@ rule rewardmath_score:
         "../../envs/rmeval.yaml"
     shell:
         "HF_HUB_OFFLINE=1 rmeval score --spec {params.spec:q} --task pairs --input {input.data:q} --output {output.scores:q}"
-        " --meta {output.meta:q} --threads {threads} {params.engine} > {log:q} 2>&1"
+        " --meta {output.meta:q} --threads {threads} {params.engine} {params.locked} > {log:q} 2>&1"
 
 
 rule rewardmath_metrics:

@@ -24,6 +24,7 @@ rule score_fairness:
         meta="results/scores/{model}/{group}.meta.json",
     params:
         spec=lambda wildcards: model_spec_json(wildcards.model),
+        locked=lambda wildcards: locked_revision_flag(wildcards.model),
         engine=SCORING_FLAGS,
     log:
         "logs/score/{model}/{group}.log",
@@ -40,4 +41,4 @@ rule score_fairness:
         "../../envs/rmeval.yaml"
     shell:
         "HF_HUB_OFFLINE=1 rmeval score --spec {params.spec:q} --task fairness --input {input.data:q} --output {output.scores:q}"
-        " --meta {output.meta:q} --threads {threads} {params.engine} > {log:q} 2>&1"
+        " --meta {output.meta:q} --threads {threads} {params.engine} {params.locked} > {log:q} 2>&1"

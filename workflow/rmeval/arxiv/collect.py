@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 
 from rmeval.arxiv.categories import GroupSpec, Membership
-from rmeval.arxiv.records import Paper, canonical_id, normalize_text, sample_key
+from rmeval.arxiv.records import Paper, canonical_id, id_version, normalize_text, sample_key
 from rmeval.arxiv.sampling import EligibleLog, HashSampler
 
 # Order in which the steps are reported; each count is the number of records that left (or reached) it.
@@ -94,8 +94,10 @@ class GroupCollector:
         raw_abstract: object,
         origin: str | tuple[str, int],
         day: date | None = None,
+        version: str | None = None,
     ) -> None:
-        """One record; `day` is its submission date, needed only when a date window is set.
+        """One record; `day` is its submission date, needed only when a date window is set; `version` is the
+        record's version when its id does not carry one (the snapshot's `versions` list).
 
         `origin` is a string or (file name, line number); it is formatted only when a message needs it.
         This runs once per snapshot line, so the common path (a paper outside the group) is kept short.
@@ -143,7 +145,10 @@ class GroupCollector:
         if self.sampler.admits(
             paper_id, key
         ):  # only papers entering the sample pay for the abstract's normalisation
-            paper = Paper(paper_id, title, normalize_text(raw_abstract), categories, _where(origin))
+            paper = Paper(
+                paper_id, title, normalize_text(raw_abstract), categories, _where(origin),
+                version or id_version(raw_id),
+            )
             self.sampler.add(key, paper)
 
     def ordered_counts(self) -> dict[str, int]:

@@ -86,5 +86,6 @@ def _candidate_frame(group: str, sampler: HashSampler) -> Any:
             "sample_key": pd.Series([k for k, _ in items], dtype="uint64"),
             "title_hash": pd.Series([normalized_title_hash(p.title) for _, p in items], dtype="uint64"),
             "origin": pd.Series([p.origin for _, p in items], dtype="string"),
+            "version": pd.Series([p.version for _, p in items], dtype="string"),
         }
     )

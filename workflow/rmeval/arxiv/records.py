@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from hashlib import blake2b
 
 _ID = re.compile(r"^\s*(?:https?://(?:export\.)?arxiv\.org/abs/)?(.*?)(?:v\d+)?\s*$")
+_VERSION = re.compile(r"\d(v\d+)\s*$")
 
 
 def normalize_text(text: str) -> str:
@@ -18,6 +19,23 @@ def canonical_id(raw: str) -> str:
     """arXiv id without URL prefix and version: 'http://arxiv.org/abs/2104.12255v1' -> '2104.12255'."""
     match = _ID.match(raw)
     return match.group(1) if match else raw.strip()
+
+
+def id_version(raw: str) -> str:
+    """The version suffix of an arXiv id: '2104.12255v2' -> 'v2'; '' when the id carries none."""
+    match = _VERSION.search(raw)
+    return match.group(1) if match else ""
+
+
+def latest_version(versions: object) -> str:
+    """The last entry of a Kaggle/OAI record's `versions` list ({'version': 'v2', ...}); '' when absent.
+
+    The snapshot's title and abstract are those of this version."""
+    if isinstance(versions, list) and versions and isinstance(versions[-1], dict):
+        value = versions[-1].get("version")
+        if isinstance(value, str):
+            return value.strip()
+    return ""
 
 
 def _hash64(text: str, salt: bytes = b"") -> int:
@@ -51,3 +69,4 @@ class Paper:
     abstract: str
     categories: tuple[str, ...]  # canonical, sorted
     origin: str
+    version: str = ""  # 'v2': the version whose title and abstract these are ('' when the source has none)

@@ -98,10 +98,13 @@ def select_groups(
     selected_at = utc_now()
     written: dict[str, Any] = {}
     frames = {}
+    versions: dict[str, dict[str, str]] = {}
     for g, plan in plans.items():
-        frame = plan["available"].head(n_per_group[g])[DATA_COLUMNS].sort_values("id").reset_index(drop=True)
+        chosen = plan["available"].head(n_per_group[g])
+        frame = chosen[DATA_COLUMNS].sort_values("id").reset_index(drop=True)
         _validate_rows(g, frame)
         frames[g] = frame
+        versions[g] = paper_versions(chosen, frame)
     for g, frame in frames.items():  # only after every group passed its checks
         out = Path(out_dir) / f"{g}.parquet"
         write_parquet_atomic(frame, out)
@@ -129,11 +132,21 @@ def select_groups(
                 "columns": DATA_COLUMNS,
             },
             "groups_compared_for_titles": sorted(pools),
+            # id -> version ('v2') of every sampled paper, in table order: what `results/lock.yaml` records.
+            "versions": versions[g],
             "rmeval_version": _version(),
         }
         write_json_atomic(Path(out_dir) / f"{g}.manifest.json", manifest)
         written[g] = manifest
     return written
+
+
+def paper_versions(candidates: Any, frame: Any) -> dict[str, str]:
+    """id -> version of the table's papers, from the candidates' `version` column ('' for older pools)."""
+    if "version" not in candidates.columns:
+        return {str(paper_id): "" for paper_id in frame["id"]}
+    by_id = dict(zip(candidates["id"].astype(str), candidates["version"].fillna("").astype(str), strict=True))
+    return {str(paper_id): by_id.get(str(paper_id), "") for paper_id in frame["id"]}
 
 
 def _check_fetch_settings(pools: dict[str, GroupPool], settings: ArxivSettings) -> None:

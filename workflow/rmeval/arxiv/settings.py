@@ -10,7 +10,7 @@ from rmeval.arxiv.api import ApiSettings
 from rmeval.arxiv.collect import DateWindow
 from rmeval.errors import RmevalError
 
-SOURCES = ("snapshot", "api")
+SOURCES = ("snapshot", "api", "lock")  # lock: rebuild the groups of `lock:` (rmeval.lock.rebuild)
 FEWER_POLICIES = ("balanced", "keep")
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from rmeval.arxiv.categories import Membership
 from rmeval.arxiv.collect import GroupCollector
+from rmeval.arxiv.records import latest_version
 from rmeval.errors import RmevalError
 
 try:  # orjson decodes about 3x faster than the standard library; the result is the same
@@ -178,6 +179,7 @@ def stream_snapshot(path: str | Path, collector: GroupCollector) -> dict[str, An
                         record.get("abstract"),
                         (name, line_number),
                         kaggle_date(record) if window_active else None,
+                        latest_version(record.get("versions")),
                     )
                 reader.drain()  # bytes after the gzip end-of-stream still belong to the file's sha256
         except (gzip.BadGzipFile, EOFError, zlib.error) as error:

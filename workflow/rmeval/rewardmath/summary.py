@@ -147,7 +147,7 @@ def append_section(target: Path, section: str) -> None:
     text = target.read_text(encoding="utf-8")
     if HEADING in text:
         text = text[: text.index(HEADING)]
-    write_text_atomic(target, text.rstrip("\n") + "\n\n" + section)
+    write_text_atomic(text.rstrip("\n") + "\n\n" + section, target)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,6 +173,6 @@ def main(argv: list[str]) -> int:
     else:
         from rmeval.scoring.atomic import write_text_atomic
 
-        write_text_atomic(args.out, section)
+        write_text_atomic(section, args.out)
         print(f"rewardmath-summary: wrote {args.out}")
     return 0

@@ -86,7 +86,7 @@ def write_csv(rows: Sequence[Row], columns: Sequence[str], path: Path) -> None:
     writer.writerow(columns)
     for row in rows:
         writer.writerow([_cell(row.get(column)) for column in columns])
-    write_text_atomic(path, buffer.getvalue())
+    write_text_atomic(buffer.getvalue(), path)
 
 
 def to_markdown(rows: Sequence[Row], columns: Sequence[str], caption: str = "", notes: Sequence[str] = (),
@@ -161,11 +161,11 @@ def write_table(rows: Sequence[Row], columns: Sequence[str], out_dir: Path, stem
         write_csv(rows, columns, out_dir / f"{stem}.csv")
         written.append(out_dir / f"{stem}.csv")
     if "md" in formats:
-        write_text_atomic(out_dir / f"{stem}.md", to_markdown(rows, columns, caption, notes, headers,
-                                                              latex.get("right", ())))
+        markdown = to_markdown(rows, columns, caption, notes, headers, latex.get("right", ()))
+        write_text_atomic(markdown, out_dir / f"{stem}.md")
         written.append(out_dir / f"{stem}.md")
     if "tex" in formats:
-        write_text_atomic(out_dir / f"{stem}.tex", to_latex(rows, columns, caption, f"tab:{stem}", notes, headers,
-                                                                       **latex))
+        latex_text = to_latex(rows, columns, caption, f"tab:{stem}", notes, headers, **latex)
+        write_text_atomic(latex_text, out_dir / f"{stem}.tex")
         written.append(out_dir / f"{stem}.tex")
     return written

@@ -32,7 +32,7 @@ def write_json_atomic(document: dict[str, Any], path: str | Path) -> None:
     os.replace(temporary, path)
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
+def write_text_atomic(text: str, path: str | Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = _temporary(path)

@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="override the adapter's padding side (for checks; results must not change)")
     parser.add_argument("--compile", action="store_true",
                         help="torch.compile the model (dynamic shapes); compile costs ~30 s, pays off above ~100k tokens")
+    parser.add_argument("--expect-revision",
+                        help="from a lock: fail before scoring unless the loaded commit / fingerprint is this")
     parser.add_argument("--progress-every", type=float, help="seconds between progress lines (default 15, 0.5 on a TTY)")
     return parser
 
@@ -83,6 +85,7 @@ def main(argv: list[str]) -> int:
             padding_side=args.padding_side,
             progress_every_s=args.progress_every,
             compile=args.compile,
+            expect_revision=args.expect_revision,
             gpu_devices=claim.devices,
         )
         run_job(request)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.errors import RmevalError
+from rmeval.lock.models import check_loaded_revision
 from rmeval.models.base import Runtime
 from rmeval.registry import ModelSpec
 
@@ -38,6 +39,7 @@ class JobRequest:
     progress_every_s: float | None = None
     gpu_devices: tuple[str, ...] = ()
     compile: bool = False  # wrap the model in torch.compile(dynamic=True): pays off on large jobs
+    expect_revision: str | None = None  # from a lock: the commit / fingerprint the job must load
 
 
 def file_sha256(path: Path) -> str:
@@ -112,6 +114,8 @@ def run_job(request: JobRequest) -> dict[str, Any]:
         scorer.model = torch.compile(scorer.model, dynamic=True)
     load_s = time.monotonic() - load_started
     try:
+        if request.expect_revision:  # a lock names the commit / fingerprint this job must load
+            check_loaded_revision(request.spec.name, request.expect_revision, scorer.describe().get("revision"))
         prepare_started = time.monotonic()
         prepared = scorer.prepare(pairs)
         prepare_s = time.monotonic() - prepare_started

@@ -1,0 +1,45 @@
+"""Models follow a lock: a locked hub commit replaces `revision: null`, and every scoring job checks, after
+loading and before scoring, that it loaded the locked commit (or local folder fingerprint)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from rmeval.errors import RmevalError
+from rmeval.lock.lockfile import Lock
+from rmeval.registry import ModelSpec
+
+
+def follow_lock(specs: dict[str, ModelSpec], lock: Lock | None) -> tuple[dict[str, ModelSpec], dict[str, str]]:
+    """(specs with locked commits, model name -> revision each job must load). No lock: unchanged, {}."""
+    if lock is None:
+        return specs, {}
+    followed: dict[str, ModelSpec] = {}
+    expected: dict[str, str] = {}
+    for name, spec in specs.items():
+        locked = lock.models.get(name)
+        if locked is None:
+            print(f"warning: lock: model {name!r} is not in the lock; it runs unpinned", file=sys.stderr)
+            followed[name] = spec
+            continue
+        if locked.adapter != spec.adapter:
+            raise RmevalError(f"model {name!r}: the lock has adapter {locked.adapter!r}, the config {spec.adapter!r}")
+        followed[name] = spec
+        if locked.revision.startswith("unresolved"):
+            print(f"warning: lock: model {name!r} was locked without a resolved commit; it runs unpinned",
+                  file=sys.stderr)
+            continue
+        if locked.is_hub and spec.revision is None:
+            followed[name] = dataclasses.replace(spec, revision=locked.revision)  # the lock's commit wins over null
+        expected[name] = locked.revision
+    return followed, expected
+
+
+def check_loaded_revision(model: str, expected: str | None, loaded: object) -> None:
+    """Fail before scoring when the loaded commit / fingerprint is not the locked one."""
+    if expected and str(loaded) != expected:
+        raise RmevalError(
+            f"model {model!r}: loaded revision {loaded} but the lock says {expected}; the model (folder or hub "
+            "commit) changed after locking. Restore it, or drop `lock:` from the config to score the new one"
+        )

@@ -1,0 +1,23 @@
+"""Per-row and per-table hashes of a group table, the same lines `rmeval.arxiv.select.content_sha256` hashes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from rmeval.lock.lockfile import ROW_HASH_DIGITS
+
+
+def row_line(values: Iterable[Any]) -> str:
+    return "\t".join(str(value) for value in values) + "\n"
+
+
+def row_sha(values: Iterable[Any]) -> str:
+    return hashlib.sha256(row_line(values).encode("utf-8")).hexdigest()[:ROW_HASH_DIGITS]
+
+
+def frame_rows(frame: Any) -> list[tuple[Any, ...]]:
+    from rmeval.arxiv.select import DATA_COLUMNS
+
+    return list(frame[DATA_COLUMNS].itertuples(index=False, name=None))

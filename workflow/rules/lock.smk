@@ -1,0 +1,68 @@
+# Reproducibility: `results/lock.yaml` records exactly what this run used (papers with versions, the table
+# hashes, model commits or folder fingerprints, software versions, the config's hash); with
+# `arxiv.source: lock` the group tables are rebuilt from the lock named by `lock:` instead of sampled.
+
+LOCK_METAS = expand("results/scores/{model}/{group}.meta.json", model=MODEL_NAMES, group=GROUPS) + (
+    expand("results/rewardmath/scores/{model}/{rm_table}.meta.json", model=RM_MODELS, rm_table=RM_SCORED_TABLES)
+    if REWARDMATH_ENABLED
+    else []
+)
+
+
+rule lock:
+    input:
+        data=group_data_files(),
+        manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
+        metas=LOCK_METAS,
+    output:
+        lock="results/lock.yaml",
+        summary=report(
+            "results/lock_summary.csv",
+            caption="../report/lock_summary.rst",
+            category="Reproducibility",
+            labels={"table": "Lock summary"},
+        ),
+    params:
+        groups=GROUPS,
+        data_dir=lambda wildcards, input: str(Path(input.data[0]).parent),
+        config_sha256=CONFIG_SHA256,
+    localrule: True
+    log:
+        "logs/lock.log",
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval lock write --groups {params.groups} --data-dir {params.data_dir:q} --metas {input.metas:q}"
+        " --config-sha256 {params.config_sha256} --out {output.lock:q} --summary {output.summary:q} > {log:q} 2>&1"
+
+
+if ARXIV.get("source") == "lock":
+
+    ruleorder: arxiv_from_lock > arxiv_select
+
+    rule arxiv_from_lock:
+        input:
+            snapshot=[config_path(ARXIV["snapshot"])] if ARXIV.get("snapshot") else [],
+        output:
+            data=expand("results/data/{group}.parquet", group=GROUPS),
+            manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
+        params:
+            lock=LOCK_PATH,
+            lock_sha256=file_sha256(LOCK_PATH),  # a different lock at the same path rebuilds the groups
+            groups=json.dumps(config["groups"]),
+            settings=json.dumps(
+                {
+                    **{k: v for k, v in ARXIV.items() if k != "allow_fewer"},
+                    **({"snapshot": config_path(ARXIV["snapshot"])} if ARXIV.get("snapshot") else {}),
+                },
+                sort_keys=True,
+                default=str,
+            ),
+        localrule: True
+        log:
+            "logs/arxiv/from_lock.log",
+        conda:
+            "../../envs/rmeval.yaml"
+        shell:
+            "rmeval lock rebuild --lock {params.lock:q} --groups-json {params.groups:q}"
+            " --config-json {params.settings:q} --out-dir results/data > {log:q} 2>&1"
