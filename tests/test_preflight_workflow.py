@@ -96,9 +96,10 @@ def test_a_failing_jobs_log_reaches_the_console_and_preflight_catches_it_first(t
     write_snapshot(tmp_path / "inputs" / "snapshot.json.gz", {"math.CO": 6, "econ.GN": 6})
     configfile = write_config(tmp_path / "bad_model.yaml")
     target = "results/models/bad.downloaded.json"
-    # Without preflight the job runs and fails: the default profile prints its log on the console.
-    result = snakemake(tmp_path, configfile, "--cores", "1", target, env={"RMEVAL_PREFLIGHT": "off"})
+    # RMEVAL_PREFLIGHT=warn reports and runs anyway; the job fails and the default profile prints its log.
+    result = snakemake(tmp_path, configfile, "--cores", "1", target, env={"RMEVAL_PREFLIGHT": "warn"})
     assert result.returncode != 0
+    assert "RMEVAL_PREFLIGHT=warn: running anyway." in result.stderr, result.stderr[-3000:]
     assert "Using workflow specific profile" in result.stderr and "profiles/default" in result.stderr
     assert "Logfile logs/download_model/bad.log:" in result.stderr, result.stderr[-3000:]
     assert "path './inputs/not-a-model' is not a model folder (no config.json)" in result.stderr
