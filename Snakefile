@@ -74,7 +74,7 @@ if PREFLIGHT_MODE != "off" and workflow.is_main_process:
 
 
 onstart:
-    if PREFLIGHT_MODE != "off" and workflow.is_main_process:
+    if PREFLIGHT_MODE != "off" and workflow.is_main_process and not workflow.touch:
         _problems = preflight.collect(preflight_plan(), preflight.jobs_filter(workflow.dag.needrun_jobs()))
         if _problems and PREFLIGHT_MODE == "warn":
             logger.warning(preflight.report(_problems, preflight.WARN_TAIL))

@@ -109,8 +109,13 @@ def test_snapshot_missing_and_snapshot_without_categories(tmp_path):
     assert missing_inputs(plan) == []
     (problem,) = collect(plan, env={}, probe=reachable)
     assert "its first record has no `categories` field" in problem.what
-    _snapshot(path, [{**record, "categories": ["math.CO"]}])
+    _snapshot(path, [{**record, "categories": 7}])
     assert "not a space-separated string" in collect(plan, env={}, probe=reachable)[0].what
+    undated = {key: value for key, value in record.items() if key not in ("versions", "update_date")}
+    _snapshot(path, [{**undated, "categories": "math.CO"}])
+    assert collect(plan, env={}, probe=reachable) == []  # no date window: no date needed
+    windowed = Plan(arxiv={"source": "snapshot", "date_from": "2020-01-01"}, snapshot=str(path), models={})
+    assert "no `versions or update_date` field" in collect(windowed, env={}, probe=reachable)[0].what
     _snapshot(path, [{**record, "categories": "math.CO cs.DM"}])
     assert collect(plan, env={}, probe=reachable) == []
 

@@ -183,8 +183,9 @@ def dataset_in_cache(repo_id: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- snapshot
-def snapshot_first_record_problem(path: str) -> str | None:
-    """What is wrong with the snapshot's first record, if anything (reads one line)."""
+def snapshot_first_record_problem(path: str, needs_date: bool = False) -> str | None:
+    """What is wrong with the snapshot's first record, if anything (reads one line); a date field is needed
+    only with a date window."""
     try:
         with open(path, "rb") as raw:
             gz = raw.read(2) == b"\x1f\x8b"
@@ -204,11 +205,11 @@ def snapshot_first_record_problem(path: str) -> str | None:
     if not isinstance(record, dict):
         return "does not hold JSON objects, one per line"
     missing = [name for name in SNAPSHOT_FIELDS if name not in record]
-    if "versions" not in record and "update_date" not in record:
+    if needs_date and "versions" not in record and "update_date" not in record:
         missing.append("versions or update_date")
     if missing:
         return f"its first record has no {', '.join(f'`{name}`' for name in missing)} field"
-    if not isinstance(record["categories"], str):
+    if not isinstance(record["categories"], (str, list)):
         return (f"its first record's `categories` is {type(record['categories']).__name__}, not a space-separated "
                 f"string such as \"math.CO cs.DM\"")
     return None
@@ -270,7 +271,8 @@ def collect(
         url = str((plan.arxiv.get("api") or {}).get("base_url") or "https://export.arxiv.org/api/query")
         arxiv_url = None if is_loopback(endpoint(url)[0]) else url
     elif plan.arxiv.get("source") == "snapshot" and plan.snapshot and Path(plan.snapshot).is_file():
-        reason = snapshot_first_record_problem(plan.snapshot) if relevant(arxiv_rules, None) else None
+        window = bool(plan.arxiv.get("date_from") or plan.arxiv.get("date_to"))
+        reason = snapshot_first_record_problem(plan.snapshot, window) if relevant(arxiv_rules, None) else None
         if reason:
             problems.append(Problem("arxiv.snapshot", f"{plan.snapshot} {reason}",
                                     "the fields the code reads are listed in config/README.md (\"Snapshot format\")",
