@@ -1,5 +1,13 @@
 # rmeval: benchmark RLHF reward models for group fairness (Song et al. 2025) and math robustness (RewardMATH).
-from snakemake.utils import min_version, validate
+import sys
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+# The `rmeval` package, importable even when it is not pip-installed (e.g. under --sdm conda).
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+from rmeval import preflight
+from rmeval.config_check import ConfigError, check_config, load_schema
 
 min_version("8.20")
 
@@ -11,7 +19,17 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# The schema is the single source of keys and defaults; each problem is reported as one line naming the key
+# path, the bad value and what is allowed (rmeval.config_check), never as a schema dump.
+if not workflow.modifier.skip_validation:
+    try:
+        check_config(
+            config,
+            load_schema(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"),
+            source=", ".join(map(str, workflow.overwrite_configfiles or ["config/config.yaml"])),
+        )
+    except ConfigError as error:
+        raise WorkflowError(str(error))
 
 
 report: "workflow/report/workflow.rst"
@@ -36,3 +54,30 @@ rule all:
     input:
         all_outputs(),
     default_target: True
+
+
+# Preflight (rmeval.preflight): what this machine lacks for the run -- network, cached models, API keys, local
+# folders and files -- one line per problem. A missing input file stops every mode now (Snakemake would stop on
+# it too, with a worse message); a dry run reports the rest as a warning; a real run stops in `onstart`, before
+# its first job, on the problems of the jobs that are about to run. RMEVAL_PREFLIGHT=warn|off for experts.
+try:
+    PREFLIGHT_MODE = preflight.mode()
+except ValueError as error:
+    raise WorkflowError(str(error))
+if PREFLIGHT_MODE != "off" and workflow.is_main_process:
+    _missing = preflight.missing_inputs(preflight_plan(), preflight_pending)
+    if _missing:
+        raise WorkflowError(preflight.report(_missing, preflight.STOP_TAIL))
+    if workflow.output_settings.dryrun:
+        _problems = preflight.collect(preflight_plan(), preflight_pending)
+        if _problems:
+            logger.warning(preflight.report(_problems, preflight.DRY_RUN_TAIL))
+
+
+onstart:
+    if PREFLIGHT_MODE != "off" and workflow.is_main_process and not workflow.touch:
+        _problems = preflight.collect(preflight_plan(), preflight.jobs_filter(workflow.dag.needrun_jobs()))
+        if _problems and PREFLIGHT_MODE == "warn":
+            logger.warning(preflight.report(_problems, preflight.WARN_TAIL))
+        elif _problems:
+            raise WorkflowError(preflight.report(_problems, preflight.STOP_TAIL))

@@ -123,7 +123,11 @@ def resolve_models(requested: list[Any], registry: dict[str, ModelSpec], where: 
         key = f"{where}: models[{index}]"
         if isinstance(item, str):
             if item not in registry:
-                raise RmevalError(f"{key}: unknown model {item!r}; registry has: {sorted(registry)}")
+                import difflib
+
+                close = difflib.get_close_matches(item, list(registry), n=1, cutoff=0.5)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise RmevalError(f"{key}: unknown model {item!r}; {hint}known models: {sorted(registry)}")
             spec = registry[item]
         else:
             spec = spec_from_mapping(item, where=key)

@@ -69,6 +69,7 @@ rule arxiv_select:
         "results/benchmarks/arxiv_select.tsv"
     conda:
         "../../envs/rmeval.yaml"
+    # Warnings (allow_fewer's cut, with the counts) and errors go to the log and to the console.
     shell:
-        "rmeval arxiv-select --groups {params.groups} --candidates-dir results/arxiv --out-dir results/data"
-        " --config-json {params.settings:q} > {log:q} 2>&1"
+        ": > {log:q}; rmeval arxiv-select --groups {params.groups} --candidates-dir results/arxiv --out-dir results/data"
+        " --config-json {params.settings:q} 2>&1 >> {log:q} | tee -a {log:q} >&2"

@@ -30,9 +30,9 @@ def config_path(value):
     return repo_path(value)
 
 
-def _resolve(models, where):
+def _resolve(models, where, registry=None):
     try:
-        return resolve_models(models, REGISTRY, where=where)
+        return resolve_models(models, REGISTRY if registry is None else registry, where=where)
     except RmevalError as error:
         raise WorkflowError(str(error))
 
@@ -68,8 +68,12 @@ MODEL_NAMES = list(MODEL_SPECS)
 
 REWARDMATH = config.get("rewardmath", {})
 REWARDMATH_ENABLED = bool(REWARDMATH.get("enabled", False))
+# `rewardmath.models` may name the registry's models and the ones defined inline under `models:`.
 REWARDMATH_SPECS = (
-    {spec.name: spec for spec in _resolve(REWARDMATH.get("models", []), "config: rewardmath")}
+    {
+        spec.name: spec
+        for spec in _resolve(REWARDMATH.get("models", []), "config: rewardmath", {**REGISTRY, **MODEL_SPECS})
+    }
     if REWARDMATH_ENABLED
     else {}
 )
@@ -152,3 +156,36 @@ def all_outputs():
 def rewardmath_outputs():
     """The RewardMATH branch's tables and figures (RM_OUTPUTS is declared in rewardmath.smk)."""
     return list(RM_OUTPUTS)
+
+
+def preflight_plan():
+    """What the run needs from this machine, for rmeval.preflight (called from the Snakefile)."""
+    from rmeval.preflight import Plan
+
+    keys = {}
+    for section, entries in (("models", config["models"]), ("rewardmath.models", REWARDMATH.get("models") or [])):
+        for index, entry in enumerate(entries):
+            name = entry if isinstance(entry, str) else entry.get("name")
+            keys.setdefault(name, f"{section}[{index}] ({name})")
+    return Plan(
+        arxiv=ARXIV,
+        snapshot=ARXIV_SNAPSHOT,
+        models=ALL_SPECS,
+        model_keys=keys,
+        rewardmath=REWARDMATH if REWARDMATH_ENABLED else {},
+        rewardmath_files=RM_LOCAL_INPUTS if REWARDMATH_ENABLED else {},
+    )
+
+
+def preflight_pending(rules, model):
+    """The dry run's stand-in for the DAG: would a job of `rules` (for `model`) run? Some output is missing."""
+    files = []
+    if "arxiv_fetch" in rules:
+        files += group_data_files()
+    if "rewardmath_prepare" in rules and REWARDMATH_ENABLED:
+        files.append("results/rewardmath/data/manifest.json")
+    if model in MODEL_SPECS:
+        files += expand("results/scores/{model}/{group}.parquet", model=[model], group=GROUPS)
+    if model in REWARDMATH_SPECS:
+        files += expand("results/rewardmath/scores/{model}/{t}.parquet", model=[model], t=RM_SCORED_TABLES)
+    return any(not Path(path).exists() for path in files)

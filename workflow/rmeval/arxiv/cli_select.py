@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from rmeval.arxiv.cli_fetch import GROUP_NAME, add_settings_arguments, settings_from_args
@@ -40,6 +39,5 @@ def main(argv: list[str]) -> int:
         print(
             f"arxiv-select {group}: eligible={c['eligible']} shared_title_dropped={c['shared_title_dropped']} "
             f"sampled={c['sampled']}",
-            file=sys.stderr,
-        )
+        )  # stdout: the rule sends only stderr (warnings such as allow_fewer's, errors) to the console too
     return 0

@@ -92,7 +92,7 @@ def select_groups(
         counts["after_title_filter"] = counts["eligible"] - counts["shared_title_dropped"]
         counts["candidate_pool"] = len(pool.candidates)
         counts["candidate_pool_after_title_filter"] = len(available)
-        plans[g] = {"available": available, "counts": counts}
+        plans[g] = {"available": available, "counts": counts, "source_kind": pool.summary["source"].get("kind")}
 
     n_per_group = _sample_sizes(plans, settings)
     selected_at = utc_now()
@@ -184,10 +184,7 @@ def _sample_sizes(plans: dict[str, dict[str, Any]], settings: ArxivSettings) -> 
     for g, plan in short.items():
         c = plan["counts"]
         steps = ", ".join(f"{k}={v}" for k, v in c.items() if v)
-        if c["after_title_filter"] >= target:
-            why = "the candidate pool ran out (raise arxiv.candidate_factor)"
-        else:
-            why = "not enough eligible papers (use a larger snapshot or a wider date window)"
+        why = _shortage_reason(c, target, plan.get("source_kind"))
         lines.append(f"  {g}: {len(plan['available'])} papers < {target}: {why}; counts: {steps}")
     detail = "\n".join(lines)
     if settings.allow_fewer is None:
@@ -201,6 +198,22 @@ def _sample_sizes(plans: dict[str, dict[str, Any]], settings: ArxivSettings) -> 
         return {g: smallest for g in plans}
     print(f"warning: allow_fewer=keep: short groups keep what they have\n{detail}", file=sys.stderr)
     return {g: min(target, len(p["available"])) for g, p in plans.items()}
+
+
+def _shortage_reason(c: dict[str, int], target: int, source_kind: str | None) -> str:
+    """Why a group came up short, from its filter counts: the way out differs with the cause."""
+    if c["after_title_filter"] >= target:
+        return "the candidate pool ran out (raise arxiv.candidate_factor)"
+    missing = {k: c.get(k, 0) for k in ("no_categories", "empty_title", "empty_abstract") if c.get(k, 0)}
+    if missing and sum(missing.values()) >= c.get("eligible", 0):
+        fields = ", ".join(f"{k}={v}" for k, v in missing.items())
+        return (f"many records lack a field the filter needs ({fields}); check the snapshot's `categories`, "
+                f"`title` and `abstract` against config/README.md, \"Snapshot format\"")
+    if c.get("outside_dates", 0) >= c.get("eligible", 0) and c.get("outside_dates", 0):
+        return "not enough eligible papers: the date window (arxiv.date_from, arxiv.date_to) left out most; widen it"
+    if source_kind == "api":
+        return "not enough eligible papers (widen the date window or raise arxiv.api.max_results)"
+    return "not enough eligible papers (use a larger snapshot or a wider date window)"
 
 
 def _validate_rows(group: str, frame: Any) -> None:

@@ -196,6 +196,12 @@ def stream_snapshot(path: str | Path, collector: GroupCollector) -> dict[str, An
     if counts["malformed"] == records:
         first = first_error or (collector.problems.examples.get("malformed") or ["?"])[0]
         raise RmevalError(f"{path}: every one of its {records} lines is malformed (first: {first})")
+    if counts["no_categories"] == records - counts["malformed"]:
+        # Not "too few papers": the file lacks the field every group is chosen by (config/README.md, Snapshot format).
+        raise RmevalError(
+            f"{path}: none of its {counts['no_categories']} records has a `categories` field (a space-separated "
+            f'string of arXiv categories such as "math.CO cs.DM"); see config/README.md, "Snapshot format"'
+        )
     if counts["malformed"]:
         print(
             f"warning: {path}: {counts['malformed']} of {records} lines are malformed and were skipped",

@@ -1,0 +1,274 @@
+"""Validate the workflow config against workflow/schemas/config.schema.yaml, one plain line per problem.
+
+The JSON schema stays the single source of truth. Validation fills the schema's defaults into the config, as
+`snakemake.utils.validate(config, schema, set_default=True)` does, but instead of jsonschema's message and
+schema dump every problem becomes one line naming the key path, the bad value and what is allowed:
+
+    arxiv.papers_per_grup: unknown key; did you mean `papers_per_group`?
+    groups: group name 'computer science' has a space; use `_`: `computer_science`
+    arxiv.papers_per_group: got 'many' (a string); expected an integer >= 1
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rmeval.errors import RmevalError
+
+# Readable names for the schema's patterns (the pattern itself stays in the schema).
+_PATTERN_HINTS = {
+    "^[0-9]{4}-[0-9]{2}-[0-9]{2}$": 'a quoted date "YYYY-MM-DD"',
+    "^[a-z0-9_]+$": "lower-case letters, digits and `_`",
+    "^[A-Za-z0-9._-]+$": "letters, digits, `.`, `_` and `-`",
+    "^[a-z-]+(\\.[A-Za-z-]+)?$": "an arXiv archive (`math`) or category (`eess.SY`)",
+}
+_TYPE_NAMES = {
+    "integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
+    "array": "a list", "object": "a mapping", "null": "null",
+}
+_MAX_VALUE_CHARS = 60
+
+
+class ConfigError(RmevalError):
+    """The config breaks the schema; `problems` holds one line per problem."""
+
+    def __init__(self, problems: Sequence[str], source: str = "config") -> None:
+        self.problems = list(problems)
+        count = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
+        lines = "\n".join(f"  {line}" for line in self.problems)
+        super().__init__(f"{source}: {count} (see config/README.md for every key):\n{lines}")
+
+
+def load_schema(path: str | Path) -> dict[str, Any]:
+    import yaml
+
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+
+
+def _default_filling_validator(schema: dict[str, Any]) -> Any:
+    """Draft 2020-12 validator that fills `default`s while it validates (the jsonschema FAQ recipe,
+    which snakemake.utils.validate uses too)."""
+    from jsonschema import Draft202012Validator, validators
+
+    validate_properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator: Any, properties: dict, instance: Any, node: dict) -> Iterable[Any]:
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema:
+                    instance.setdefault(name, subschema["default"])
+        yield from validate_properties(validator, properties, instance, node)
+
+    return validators.extend(Draft202012Validator, {"properties": set_defaults})(schema)
+
+
+def check_config(config: dict[str, Any], schema: dict[str, Any], source: str = "config") -> None:
+    """Fill defaults into `config` in place; raise ConfigError listing every problem."""
+    problems = config_problems(config, schema)
+    if problems:
+        raise ConfigError(problems, source)
+
+
+def config_problems(config: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    validator = _default_filling_validator(schema)
+    lines: list[str] = []
+    errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    for error in errors:
+        for line in _describe(error, schema):
+            if line not in lines:
+                lines.append(line)
+    return lines
+
+
+# ----------------------------------------------------------------------------- formatting
+def key_path(parts: Iterable[Any]) -> str:
+    """('arxiv', 'api', 'page_size') -> arxiv.api.page_size; ('models', 1) -> models[1]."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 3] + "..."
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def allowed(node: dict[str, Any]) -> str:
+    """What a schema node accepts, in words: 'an integer >= 1', 'one of snapshot, api', ..."""
+    if "const" in node:
+        return f"exactly {node['const']!r}"
+    if "enum" in node:
+        return "one of " + ", ".join(str(v) for v in node["enum"])
+    for combinator in ("oneOf", "anyOf"):
+        if combinator in node:
+            return ", or ".join(allowed(branch) for branch in node[combinator])
+    declared = node.get("type")
+    types = [declared] if isinstance(declared, str) else list(declared or [])
+    words = [_TYPE_NAMES.get(t, t) for t in types if t != "null"]
+    text = " or ".join(words) or "a value"
+    bounds = []
+    for key, sign in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
+        if key in node:
+            bounds.append(f"{sign} {node[key]}")
+    if bounds:
+        text += " " + " and ".join(bounds)
+    if "pattern" in node:
+        text += f" ({_PATTERN_HINTS.get(node['pattern'], 'matching ' + node['pattern'])})"
+    if "required" in node and "object" in types:
+        text += " with " + " and ".join(f"`{key}`" for key in node["required"])
+    if "minItems" in node:
+        text += f" of at least {node['minItems']} item{'s' if node['minItems'] != 1 else ''}"
+    if "null" in types:
+        text += ", or null"
+    return text
+
+
+def _node_at(schema: dict[str, Any], schema_path: Sequence[Any]) -> dict[str, Any]:
+    node: Any = schema
+    try:
+        for part in schema_path:
+            node = node[part]
+    except (KeyError, IndexError, TypeError):
+        return {}
+    return node if isinstance(node, dict) else {}
+
+
+def _all_key_paths(node: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths = []
+    for name, child in (node.get("properties") or {}).items():
+        paths.append((*prefix, name))
+        if isinstance(child, dict):
+            paths.extend(_all_key_paths(child, (*prefix, name)))
+    return paths
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _unknown_keys(error: Any, schema: dict[str, Any]) -> list[str]:
+    where = list(error.absolute_path)
+    known = list(error.schema.get("properties") or {})
+    extras = [key for key in error.instance if key not in known] if isinstance(error.instance, dict) else []
+    lines = []
+    for extra in extras:
+        path = key_path([*where, extra])
+        suggestion = did_you_mean(extra, known)
+        if suggestion:
+            lines.append(f"{path}: unknown key; did you mean `{suggestion}`?")
+            continue
+        # A key put in the wrong section: `papers_per_group` at the top level belongs under `arxiv`.
+        elsewhere = [p for p in _all_key_paths(schema) if p[-1] == extra and list(p[:-1]) != where]
+        if elsewhere:
+            lines.append(f"{path}: unknown key here; did you mean `{key_path(elsewhere[0])}`?")
+            continue
+        lines.append(f"{path}: unknown key; allowed: {', '.join(known)}")
+    return lines
+
+
+def _group_name(error: Any) -> str:
+    name = str(error.instance)
+    fixed = "_".join(name.lower().replace("-", " ").split())
+    if " " in name:
+        return f"groups: group name {name!r} has a space; use `_`: `{fixed}`"
+    return f"groups: group name {name!r} must be {_PATTERN_HINTS['^[a-z0-9_]+$']}, e.g. `{fixed}`"
+
+
+def _describe(error: Any, schema: dict[str, Any]) -> list[str]:
+    path = key_path(error.absolute_path)
+    node = error.schema if isinstance(error.schema, dict) else {}
+    kind = error.validator
+    if kind == "additionalProperties":
+        return _unknown_keys(error, schema)
+    if kind == "pattern" and "propertyNames" in list(error.absolute_schema_path):
+        return [_group_name(error)]
+    if kind == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else "?"
+        where = key_path([*error.absolute_path, missing])
+        child = (node.get("properties") or {}).get(missing) or _parent_properties(error, schema).get(missing) or {}
+        when = ""
+        if "then" in list(error.absolute_schema_path):
+            condition = _node_at(schema, list(error.absolute_schema_path)[:-2]).get("if", {}).get("properties", {})
+            when = " when " + ", ".join(
+                f"{key_path([*error.absolute_path, k])} is {v.get('const')!r}" for k, v in condition.items()
+            )
+        what = f" ({child['description'].rstrip('.')})" if child.get("description") else ""
+        return [f"{where}: missing; required{when}{what}"]
+    if kind in ("oneOf", "anyOf"):
+        return _alternatives(error, schema, path)
+    if kind == "enum":
+        suggestion = did_you_mean(error.instance, node.get("enum", [])) if isinstance(error.instance, str) else None
+        hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+        return [f"{path}: got {show(error.instance)}; allowed: {', '.join(str(v) for v in node['enum'])}{hint}"]
+    if kind == "type":
+        return [f"{path}: got {show(error.instance)} ({_kind(error.instance)}); expected {allowed(node)}"]
+    if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "const"):
+        return [f"{path}: got {show(error.instance)}; expected {allowed(node)}"]
+    if kind == "minLength":
+        return [f"{path}: got {show(error.instance)}; expected a non-empty string"]
+    if kind == "minItems":
+        return [f"{path}: got {show(error.instance)}; needs at least {node['minItems']} item(s)"]
+    if kind == "minProperties":
+        count = len(error.instance) if isinstance(error.instance, dict) else 0
+        return [f"{path}: has {count} entr{'y' if count == 1 else 'ies'}; needs at least {node['minProperties']}"]
+    if kind == "uniqueItems":
+        seen: list[Any] = []
+        repeated = [v for v in error.instance if v in seen or seen.append(v)]  # type: ignore[func-returns-value]
+        return [f"{path}: {show(repeated[0]) if repeated else 'an item'} is listed twice; list each once"]
+    message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+    return [f"{path}: {message}"]
+
+
+def _parent_properties(error: Any, schema: dict[str, Any]) -> dict[str, Any]:
+    parts = list(error.absolute_schema_path)
+    for cut in range(len(parts), -1, -1):
+        node = _node_at(schema, parts[:cut])
+        if "properties" in node:
+            return node["properties"]
+    return {}
+
+
+def _alternatives(error: Any, schema: dict[str, Any], path: str) -> list[str]:
+    """oneOf/anyOf: report the branch whose type fits the value, else list what every branch accepts."""
+    branches = error.schema.get(error.validator, [])
+    by_branch: dict[int, list[Any]] = {}
+    for sub in error.context or []:
+        by_branch.setdefault(int(list(sub.relative_schema_path)[0]), []).append(sub)
+    for _, sub_errors in sorted(by_branch.items()):
+        if not any(sub.validator == "type" and not list(sub.absolute_path)[len(error.absolute_path):]
+                   for sub in sub_errors):
+            if all(sub.validator in ("enum", "const") for sub in sub_errors):
+                break  # the value has a fitting type but is no listed choice: name every branch's choices
+            lines: list[str] = []
+            for sub in sub_errors:
+                lines.extend(_describe(sub, schema))
+            if lines:
+                return lines
+    accepted = ", or ".join(allowed(branch) for branch in branches)
+    choices = [str(v).lower() if isinstance(v, bool) else str(v) for b in branches for v in b.get("enum", [])]
+    suggestion = did_you_mean(error.instance, choices) if isinstance(error.instance, str) else None
+    hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+    return [f"{path}: got {show(error.instance)} ({_kind(error.instance)}); expected {accepted}{hint}"]

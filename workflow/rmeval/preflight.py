@@ -1,0 +1,365 @@
+"""Before the first job: does this machine have what the run needs? One line per problem, with the way out.
+
+Checked, for the jobs that will run:
+- network for `arxiv.source: api` (a DNS lookup and TCP connect to the base_url host; loopback URLs are skipped),
+- hub models: in the Hugging Face cache at the pinned revision (no download), else network to the hub endpoint,
+- API models (`nemotron-api`): the environment variable named by `options.api_key_env`,
+- local model folders (a `config.json` inside), the arXiv snapshot (exists; its first record has the fields
+  the code reads) and RewardMATH's local files, or network for its `hf` sources when the data is not cached.
+
+The Snakefile runs these at parse time in a dry run (reported as warnings: nothing fails) and in its `onstart`
+handler in a real run, where only the jobs that are about to run count, and any problem stops the run before
+its first job. `RMEVAL_PREFLIGHT=warn` reports without stopping; `RMEVAL_PREFLIGHT=off` skips the checks.
+"""
+
+from __future__ import annotations
+
+import gzip
+import ipaddress
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from rmeval.registry import ModelSpec
+
+OFFLINE_DOCS = 'README, "Offline and air-gapped runs"'
+PROBE_TIMEOUT_S = 3.0
+# The snapshot fields the arXiv stage reads (rmeval.arxiv.snapshot); `versions` or `update_date` give the date.
+SNAPSHOT_FIELDS = ("id", "title", "abstract", "categories")
+MODES = ("on", "warn", "off")
+SCORE_RULES = frozenset({"download_model", "score_fairness", "rewardmath_score"})
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One missing thing: the config key it comes from, what is wrong, the way out, and the jobs it blocks."""
+
+    key: str
+    what: str
+    fix: str
+    rules: frozenset[str]
+    models: frozenset[str] = frozenset()
+
+    def line(self) -> str:
+        return f"{self.key}: {self.what}; {self.fix}"
+
+
+@dataclass
+class Plan:
+    """What the config asks for, as the workflow resolved it (paths already resolved against the workdir)."""
+
+    arxiv: Mapping[str, Any]
+    snapshot: str | None
+    models: Mapping[str, ModelSpec]
+    # Config key naming each model, e.g. "models[0] (Skywork-Reward-V2-Qwen3-0.6B)".
+    model_keys: Mapping[str, str] = field(default_factory=dict)
+    rewardmath: Mapping[str, Any] = field(default_factory=dict)
+    rewardmath_files: Mapping[str, str] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- environment
+def mode(env: Mapping[str, str] = os.environ) -> str:
+    value = env.get("RMEVAL_PREFLIGHT", "on").strip().lower() or "on"
+    aliases = {"1": "on", "true": "on", "yes": "on", "0": "off", "false": "off", "no": "off"}
+    value = aliases.get(value, value)
+    if value not in MODES:
+        raise ValueError(f"RMEVAL_PREFLIGHT={env.get('RMEVAL_PREFLIGHT')!r}: expected on, warn or off")
+    return value
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def endpoint(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.hostname or "", port
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy urllib/requests would use for `url` (HTTPS_PROXY, ... and NO_PROXY), if any."""
+    import urllib.request
+
+    scheme = urlsplit(url).scheme
+    proxy = urllib.request.getproxies().get(scheme)
+    if proxy and not urllib.request.proxy_bypass(urlsplit(url).hostname or ""):
+        return proxy
+    return None
+
+
+def tcp_probe(host: str, port: int, timeout: float) -> str | None:
+    """None when a TCP connection to host:port opens within `timeout`, else the reason in a few words."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        return f"DNS lookup of {host} failed: {error.strerror or error}"
+    last = "no address"
+    for family, kind, proto, _, address in infos:
+        try:
+            with socket.socket(family, kind, proto) as sock:
+                sock.settimeout(timeout)
+                sock.connect(address)
+                return None
+        except OSError as error:
+            last = f"{type(error).__name__}: {error.strerror or error}"
+    return f"cannot connect to {host}:{port} ({last})"
+
+
+Probe = Callable[[str, int, float], "str | None"]
+
+
+def reachability(urls: Iterable[str], probe: Probe = tcp_probe, timeout: float = PROBE_TIMEOUT_S) -> dict[str, str | None]:
+    """url -> None (reachable) or why not; all probes run at once and the whole check waits at most `timeout`."""
+    targets: dict[str, tuple[str, int, str]] = {}
+    for url in dict.fromkeys(urls):
+        proxy = _proxy_for(url)
+        host, port = endpoint(proxy or url)
+        targets[url] = (host, port, f" through proxy {host}:{port}" if proxy else "")
+    results: dict[tuple[str, int], str | None] = {}
+    pending = {(host, port) for host, port, _ in targets.values()}
+
+    def run(host: str, port: int) -> None:
+        try:
+            results[(host, port)] = probe(host, port, timeout)
+        except Exception as error:  # a probe never crashes the workflow's parse
+            results[(host, port)] = f"{type(error).__name__}: {error}"
+
+    threads = [threading.Thread(target=run, args=target, daemon=True) for target in pending]
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    answers: dict[str, str | None] = {}
+    for url, (host, port, via) in targets.items():
+        reason = results.get((host, port), f"no answer from {host}:{port} within {timeout:g} s")
+        answers[url] = None if reason is None else reason + via
+    return answers
+
+
+def hub_cache_dir() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
+
+
+def hub_endpoint() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.ENDPOINT)
+
+
+def model_in_cache(repo_id: str, revision: str | None) -> bool:
+    """True when the HF cache holds `repo_id` at `revision` (its config.json at least); never downloads."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(repo_id, "config.json", revision=revision or "main")
+    except Exception:  # an id the hub would reject is "not cached"; download_model names the real problem
+        return False
+    return isinstance(found, str)
+
+
+def dataset_in_cache(repo_id: str) -> bool:
+    snapshots = Path(hub_cache_dir()) / f"datasets--{repo_id.replace('/', '--')}" / "snapshots"
+    return snapshots.is_dir() and any(snapshots.iterdir())
+
+
+# ----------------------------------------------------------------------------- snapshot
+def snapshot_first_record_problem(path: str, needs_date: bool = False) -> str | None:
+    """What is wrong with the snapshot's first record, if anything (reads one line); a date field is needed
+    only with a date window."""
+    try:
+        with open(path, "rb") as raw:
+            gz = raw.read(2) == b"\x1f\x8b"
+        opener = gzip.open if gz else open
+        with opener(path, "rb") as handle:  # type: ignore[operator]
+            for line in handle:
+                if line.strip():
+                    break
+            else:
+                return "is empty"
+    except (OSError, EOFError) as error:
+        return f"cannot be read ({type(error).__name__}: {error})"
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return "does not hold JSON lines (its first line is not JSON)"
+    if not isinstance(record, dict):
+        return "does not hold JSON objects, one per line"
+    missing = [name for name in SNAPSHOT_FIELDS if name not in record]
+    if needs_date and "versions" not in record and "update_date" not in record:
+        missing.append("versions or update_date")
+    if missing:
+        return f"its first record has no {', '.join(f'`{name}`' for name in missing)} field"
+    if not isinstance(record["categories"], (str, list)):
+        return (f"its first record's `categories` is {type(record['categories']).__name__}, not a space-separated "
+                f"string such as \"math.CO cs.DM\"")
+    return None
+
+
+# ----------------------------------------------------------------------------- checks
+Relevant = Callable[[frozenset[str], "str | None"], bool]
+
+
+def _always(rules: frozenset[str], model: str | None) -> bool:  # noqa: ARG001
+    return True
+
+
+def missing_inputs(plan: Plan, relevant: Relevant = _always) -> list[Problem]:
+    """Files the workflow declares as inputs: Snakemake would stop on them anyway, so these always fail."""
+    problems = []
+    source = plan.arxiv.get("source")
+    if source == "snapshot" and plan.snapshot and not Path(plan.snapshot).is_file():
+        given = str(plan.arxiv.get("snapshot") or plan.snapshot)
+        where = "" if Path(given).is_absolute() else " (a relative path is read from the working directory)"
+        problem = Problem(
+            "arxiv.snapshot", f"file not found: {given}{where}",
+            "download arxiv-metadata-oai-snapshot (Kaggle) or fix the path; the format is in config/README.md "
+            f"(\"Snapshot format\"), the route in the {OFFLINE_DOCS}", frozenset({"arxiv_fetch"}))
+        if relevant(problem.rules, None):
+            problems.append(problem)
+    for key, path in plan.rewardmath_files.items():
+        if not Path(path).is_file():
+            problem = Problem(f"rewardmath.{key}", f"file not found: {path}",
+                              "fix the path, or use the Hub source (`hf`) where there is network",
+                              frozenset({"rewardmath_prepare"}))
+            if relevant(problem.rules, None):
+                problems.append(problem)
+    return problems
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:3])} and {len(names) - 3} more"
+
+
+def collect(
+    plan: Plan,
+    relevant: Relevant = _always,
+    env: Mapping[str, str] = os.environ,
+    probe: Probe = tcp_probe,
+    in_cache: Callable[[str, str | None], bool] = model_in_cache,
+    dataset_cached: Callable[[str], bool] = dataset_in_cache,
+    timeout: float = PROBE_TIMEOUT_S,
+) -> list[Problem]:
+    """Every problem that blocks a job `relevant` says will run (missing input files excluded)."""
+    from rmeval.models import LOCAL_ADAPTERS
+    from rmeval.models.download import looks_local
+
+    problems: list[Problem] = []
+    offline = _truthy(env.get("HF_HUB_OFFLINE"))
+    arxiv_rules = frozenset({"arxiv_fetch"})
+    arxiv_url = None
+    if plan.arxiv.get("source") == "api" and relevant(arxiv_rules, None):
+        url = str((plan.arxiv.get("api") or {}).get("base_url") or "https://export.arxiv.org/api/query")
+        arxiv_url = None if is_loopback(endpoint(url)[0]) else url
+    elif plan.arxiv.get("source") == "snapshot" and plan.snapshot and Path(plan.snapshot).is_file():
+        window = bool(plan.arxiv.get("date_from") or plan.arxiv.get("date_to"))
+        reason = snapshot_first_record_problem(plan.snapshot, window) if relevant(arxiv_rules, None) else None
+        if reason:
+            problems.append(Problem("arxiv.snapshot", f"{plan.snapshot} {reason}",
+                                    "the fields the code reads are listed in config/README.md (\"Snapshot format\")",
+                                    arxiv_rules))
+
+    uncached: list[str] = []  # hub models that need a download
+    for name, spec in plan.models.items():
+        key = plan.model_keys.get(name, f"models ({name})")
+        if not relevant(SCORE_RULES, name):
+            continue
+        if spec.adapter not in LOCAL_ADAPTERS:
+            variable = str(spec.options.get("api_key_env", "NVIDIA_API_KEY"))
+            if not env.get(variable):
+                problems.append(Problem(
+                    key, f"{variable} (options.api_key_env) is not set; this model scores through an API",
+                    f"export {variable}=<your key>, or remove the model (and set reference_model: null if it is "
+                    f"the reference)", SCORE_RULES, frozenset({name})))
+        elif looks_local(spec.path):
+            folder = Path(spec.path).expanduser()
+            if not folder.is_dir() or not (folder / "config.json").is_file():
+                what = "does not exist" if not folder.is_dir() else "is not a model folder (no config.json)"
+                problems.append(Problem(
+                    f"{key}.path", f"local model folder {spec.path} {what}",
+                    "point it at a folder written by save_pretrained or `hf download <repo> --local-dir <folder>`",
+                    SCORE_RULES, frozenset({name})))
+        elif not in_cache(spec.path, spec.revision):
+            uncached.append(name)
+
+    datasets: list[tuple[str, str, str]] = []  # (source key, dataset id, fix) for hub datasets not cached
+    rewardmath_rules = frozenset({"rewardmath_prepare"})
+    if plan.rewardmath.get("enabled") and relevant(rewardmath_rules, None):
+        from rmeval.rewardmath.loading import REWARDBENCH_HF_ID, REWARDMATH_HF_ID
+
+        for source_key, dataset, local_key in (("source", REWARDMATH_HF_ID, "path"),
+                                               ("rewardbench_source", REWARDBENCH_HF_ID, "rewardbench_path")):
+            if plan.rewardmath.get(source_key, "hf") == "hf" and not dataset_cached(dataset):
+                alternative = " (or `none`)" if source_key == "rewardbench_source" else ""
+                datasets.append((source_key, dataset,
+                                 f"offline, use `rewardmath.{source_key}: local`{alternative} with "
+                                 f"`rewardmath.{local_key}` (config/README.md)"))
+
+    hub = hub_endpoint() if uncached or datasets else None
+    answers = reachability([url for url in (arxiv_url, hub) if url], probe=probe, timeout=timeout)
+    if arxiv_url and answers[arxiv_url]:
+        problems.append(Problem(
+            "arxiv.source", f"'api' needs {endpoint(arxiv_url)[0]}, which is unreachable ({answers[arxiv_url]})",
+            f"offline, use `arxiv.source: snapshot` (config/offline.yaml; {OFFLINE_DOCS})", arxiv_rules))
+    blocked = ("HF_HUB_OFFLINE is set" if offline else
+               f"{endpoint(hub)[0]} is unreachable ({answers[hub]})" if hub and answers[hub] else None)
+    if uncached and blocked:
+        sections = sorted({plan.model_keys.get(name, "models").split("[")[0] for name in uncached})
+        revisions = {plan.models[name].revision or "main" for name in uncached}
+        at = f" at revision {revisions.pop()}" if len(revisions) == 1 else " at their pinned revisions"
+        one = len(uncached) == 1
+        problems.append(Problem(
+            " / ".join(sections), f"{_names(uncached)} {'is' if one else 'are'} not in the Hugging Face cache "
+            f"({hub_cache_dir()}){at}, and {blocked}",
+            f"download {'it' if one else 'them'} where there is network into the HF_HOME this run uses, or give "
+            f"{'it' if one else 'each'} a local `path` ({OFFLINE_DOCS})", SCORE_RULES, frozenset(uncached)))
+    for source_key, dataset, fix in datasets if blocked else []:
+        problems.append(Problem(f"rewardmath.{source_key}", f"'hf' needs {dataset}, which is not in the Hugging Face "
+                                f"cache, and {blocked}", fix, rewardmath_rules))
+    return problems
+
+
+def jobs_filter(jobs: Iterable[Any]) -> Relevant:
+    """`relevant` for the jobs of a Snakemake DAG that need to run: (rule name, model wildcard)."""
+    planned: set[tuple[str, str | None]] = set()
+    for job in jobs:
+        wildcards = getattr(job, "wildcards_dict", None) or {}
+        planned.add((job.rule.name, wildcards.get("model")))
+    rules_planned = {rule for rule, _ in planned}
+
+    def relevant(rules: frozenset[str], model: str | None) -> bool:
+        if model is None:
+            return bool(rules & rules_planned)
+        return any((rule, model) in planned for rule in rules)
+
+    return relevant
+
+
+def report(problems: list[Problem], tail: str) -> str:
+    count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+    lines = "\n".join(f"  {problem.line()}" for problem in problems)
+    return f"preflight: {count} before the first job:\n{lines}\n{tail}"
+
+
+STOP_TAIL = "Nothing was run. Fix these, or set RMEVAL_PREFLIGHT=warn to run anyway (RMEVAL_PREFLIGHT=off skips)."
+DRY_RUN_TAIL = "A real run stops here, before its first job (RMEVAL_PREFLIGHT=warn runs anyway)."
+WARN_TAIL = "RMEVAL_PREFLIGHT=warn: running anyway."
