@@ -32,7 +32,7 @@ def test_all_shared_official_files(shared_data, tmp_path):
                              str(shared_data / "rewardmath" / "rewardmath_problems_483_index.jsonl"),
                              "--out", str(tmp_path), "--bootstrap", "200"]) == 0
     rows = _csv(tmp_path / "rewardmath_metrics.csv")
-    assert list(rows[0]) == ["setup", "aggregation", "n", "accuracy", "mrr"]
+    assert list(rows[0]) == ["setup", "mode", "aggregation", "n", "accuracy", "mrr"]
     by_key = {(row["setup"], row["aggregation"]): row for row in rows}
     assert {row["setup"] for row in rows} == {path.stem for path in official.glob("*.json")}
     assert len(rows) == 31 + 4 * 4  # four PRMs have five aggregations each
@@ -42,6 +42,12 @@ def test_all_shared_official_files(shared_data, tmp_path):
         "17.18", "34.68")
     assert by_key["gpt4_reward", "scalar"]["n"] == "485"
     assert {row["aggregation"] for row in rows if row["setup"].endswith("_pairwise_reward")} == {"pairwise"}
+    # Judges beside classifiers and PRMs, each with its mode (9 direct and 9 pairwise judge files).
+    modes = {row["setup"]: row["mode"] for row in rows}
+    assert modes["gpt4_reward"] == "judge (direct)" and modes["gpt4_pairwise_reward"] == "judge (pairwise)"
+    assert modes["ArmoRM_reward"] == "classifier" and modes["Math_Shepherd_reward"] == "PRM"
+    assert sum(m == "judge (direct)" for m in modes.values()) == 9
+    assert sum(m == "judge (pairwise)" for m in modes.values()) == 9
     for row in rows:  # percent with two decimals
         assert len(row["accuracy"].split(".")[1]) == 2 and 0 <= float(row["accuracy"]) <= 100
 
@@ -63,7 +69,7 @@ def test_all_shared_official_files(shared_data, tmp_path):
     assert side["Math_Shepherd_reward", "prod"]["rewardbench_setup"] == "rewardbench_Math_Shepherd"
     assert side["gpt4_pairwise_reward", "pairwise"]["rewardbench_accuracy"] == ""
     assert (tmp_path / "rewardmath_metrics.tex").read_text().count(r"\\") == 1 + len(rows)
-    assert "| internlm2_reward | scalar | 483 | 37.27 | 55.17 |" in (tmp_path / "rewardmath_metrics.md").read_text()
+    assert "| internlm2_reward | classifier | scalar | 483 | 37.27 | 55.17 |" in (tmp_path / "rewardmath_metrics.md").read_text()
 
 
 def test_shared_rewardbench_files_both_layouts(shared_data):

@@ -34,16 +34,16 @@ from rmeval.rewardmath.official import (
 from rmeval.rewardmath.subjects import SUBJECT_SLUGS
 from rmeval.rewardmath.tables import percent2, write_table
 
-METRIC_COLUMNS = ["setup", "aggregation", "n", "accuracy", "mrr"]
-CI_COLUMNS = ["setup", "aggregation", "source", "n", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "mrr",
-              "mrr_ci_low", "mrr_ci_high", "n_missing_verdicts", "n_bootstrap", "seed"]
+METRIC_COLUMNS = ["setup", "mode", "aggregation", "n", "accuracy", "mrr"]
+CI_COLUMNS = ["setup", "mode", "aggregation", "source", "n", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "mrr",
+              "mrr_ci_low", "mrr_ci_high", "n_missing_verdicts", "position_agreement", "n_bootstrap", "seed"]
 BREAKDOWN_COLUMNS = ["setup", "aggregation", "by", "value", "n", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
                      "mrr", "mrr_ci_low", "mrr_ci_high"]
 REWARDBENCH_COLUMNS = ["setup", "aggregation", "source", "n", "accuracy", "accuracy_ci_low", "accuracy_ci_high"]
-SIDE_BY_SIDE_COLUMNS = ["model", "aggregation", "source", "rewardmath_accuracy", "rewardmath_accuracy_ci_low",
+SIDE_BY_SIDE_COLUMNS = ["model", "mode", "aggregation", "source", "rewardmath_accuracy", "rewardmath_accuracy_ci_low",
                         "rewardmath_accuracy_ci_high", "rewardmath_mrr", "rewardbench_accuracy",
                         "rewardbench_accuracy_ci_low", "rewardbench_accuracy_ci_high", "rewardbench_setup"]
-SIDE_BY_SIDE_BRIEF = ["model", "aggregation", "rewardmath_accuracy", "rewardmath_mrr", "rewardbench_accuracy"]
+SIDE_BY_SIDE_BRIEF = ["model", "mode", "aggregation", "rewardmath_accuracy", "rewardmath_mrr", "rewardbench_accuracy"]
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,8 @@ def metric_rows(setups: list[Sourced], n_bootstrap: int, seed: int) -> list[dict
             "setup": item.setup.setup, "aggregation": item.setup.aggregation, "source": item.source, "n": summary.n,
             "accuracy": percent2(summary.accuracy), "mrr": percent2(summary.mrr),
             **_ci_fields("accuracy", summary.accuracy_ci), **_ci_fields("mrr", summary.mrr_ci),
-            "n_missing_verdicts": item.setup.n_missing_verdicts, "n_bootstrap": n_bootstrap, "seed": seed,
+            "n_missing_verdicts": item.setup.n_missing_verdicts, "mode": item.setup.mode,
+            "position_agreement": item.setup.position_agreement, "n_bootstrap": n_bootstrap, "seed": seed,
         })
     return rows
 
@@ -160,7 +161,7 @@ def side_by_side(metrics: list[dict[str, Any]], rewardbench: list[dict[str, Any]
     for row in metrics:
         match = by_key.get((row["source"], model_key(row["setup"]), row["aggregation"]))
         rows.append({
-            "model": row["setup"], "aggregation": row["aggregation"], "source": row["source"],
+            "model": row["setup"], "mode": row["mode"], "aggregation": row["aggregation"], "source": row["source"],
             "rewardmath_accuracy": row["accuracy"], "rewardmath_accuracy_ci_low": row["accuracy_ci_low"],
             "rewardmath_accuracy_ci_high": row["accuracy_ci_high"], "rewardmath_mrr": row["mrr"],
             "rewardbench_accuracy": match["accuracy"] if match else None,

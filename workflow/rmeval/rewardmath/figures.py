@@ -24,7 +24,7 @@ REQUIRED_COLUMNS = ("model", "aggregation", "rewardmath_accuracy", "rewardmath_m
 @dataclass(frozen=True)
 class ModelPoint:
     model: str
-    kind: str  # classifier | PRM
+    kind: str  # classifier | PRM | judge (direct) | judge (pairwise): the table's `mode`
     rewardbench: float
     rewardbench_ci: tuple[float, float]
     accuracy: float
@@ -50,11 +50,11 @@ def read_points(path: Path, prm_aggregation: str) -> list[ModelPoint]:
         if row["rewardbench_accuracy"] in ("", None):
             continue  # e.g. LLM judges: no RewardBench score to compare
         is_prm = row["aggregation"] in STEP_AGGREGATIONS
-        if is_prm and row["aggregation"] != prm_aggregation:
+        if (is_prm and row["aggregation"] != prm_aggregation) or row["aggregation"] == "pairwise-both":
             continue
         points.append(ModelPoint(
             model=row["model"].removesuffix("_reward"),
-            kind="PRM" if is_prm else "classifier",
+            kind=row.get("mode") or ("PRM" if is_prm else "classifier"),
             rewardbench=_number(row["rewardbench_accuracy"]),
             rewardbench_ci=(_number(row.get("rewardbench_accuracy_ci_low")),
                             _number(row.get("rewardbench_accuracy_ci_high"))),
@@ -90,7 +90,8 @@ def draw(points: list[ModelPoint], prm_aggregation: str, png: Path, pdf: Path) -
 
     figure, axes = plt.subplots(1, 2, figsize=(11, 4.8), constrained_layout=True)
     panels = (("accuracy", "RewardMATH accuracy (%)"), ("mrr", "RewardMATH MRR (%)"))
-    styles = {"classifier": ("o", "tab:blue"), "PRM": ("s", "tab:orange")}
+    styles = {"classifier": ("o", "tab:blue"), "PRM": ("s", "tab:orange"), "judge (direct)": ("^", "tab:green"),
+              "judge (pairwise)": ("D", "tab:red")}
     for axis, (metric, label) in zip(axes, panels, strict=True):
         if not points:
             axis.text(0.5, 0.5, "no model has both a RewardMATH and a RewardBench math-prm score",
@@ -103,7 +104,7 @@ def draw(points: list[ModelPoint], prm_aggregation: str, png: Path, pdf: Path) -
             ys = [getattr(point, metric) for point in chosen]
             xerr = _errors(xs, [point.rewardbench_ci for point in chosen])
             yerr = _errors(ys, [point.accuracy_ci for point in chosen]) if metric == "accuracy" else None
-            name = kind if kind == "classifier" else f"PRM ({prm_aggregation})"
+            name = f"PRM ({prm_aggregation})" if kind == "PRM" else kind
             axis.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt=marker, color=color, ecolor=color, alpha=0.85,
                           capsize=2, elinewidth=0.8, label=name)
             for point, x, y in zip(chosen, xs, ys, strict=True):

@@ -16,6 +16,7 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 from rmeval.models.base import Runtime
+from rmeval.registry import API_ADAPTERS
 from rmeval.registry import ModelSpec
 
 DEFAULT_TOKEN_BUDGET = {"cpu": 4096, "cuda": 65536}
@@ -51,7 +52,7 @@ def file_sha256(path: Path) -> str:
 def resolve_runtime(request: JobRequest) -> Runtime:
     """Device and dtype for this job (torch is imported here, after GPU claiming)."""
     spec = request.spec
-    if spec.adapter == "nemotron-api":
+    if spec.adapter in API_ADAPTERS:
         return Runtime(device="api", dtype="n/a", padding_side=None)
     import torch
 
@@ -125,6 +126,7 @@ def run_job(request: JobRequest) -> dict[str, Any]:
         checkpoint = Checkpoint(request.output, fingerprint(request, input_sha256, runtime))
         table, report = score_rows(scorer, pairs, prepared, settings, checkpoint, request.spec.name)
         description = scorer.describe()
+        description.update(scorer.summarize_output(table))
     finally:
         scorer.close()
 
