@@ -84,6 +84,10 @@ class ClientSettings:
         )
 
 
+class _Cancelled(Exception):
+    """A task not started because an earlier one failed."""
+
+
 class ChatClient:
     """POSTs chat-completions bodies with retries and a reply cache; thread-safe."""
 
@@ -204,7 +208,31 @@ class ChatClient:
         return parsed, dict(reply.get("usage") or {})
 
     def map(self, function: Callable[[int], T], indices: Iterable[int]) -> list[T]:
-        return list(self._pool.map(function, indices))
+        """`function` over `indices` on the pool, in order; after the first failure no new request starts."""
+        failed = threading.Event()
+
+        def guarded(index: int) -> T:
+            if failed.is_set():
+                raise _Cancelled()
+            try:
+                return function(index)
+            except BaseException:
+                failed.set()
+                raise
+
+        futures = [self._pool.submit(guarded, index) for index in indices]
+        first_error: BaseException | None = None
+        results: list[T] = []
+        for future in futures:
+            try:
+                results.append(future.result())
+            except _Cancelled:
+                continue
+            except BaseException as error:  # noqa: BLE001 - re-raised below, after the pool has drained
+                first_error = first_error or error
+        if first_error is not None:
+            raise first_error
+        return results
 
     def describe(self) -> dict[str, Any]:
         return {"max_concurrency": self.settings.max_concurrency, **self.counters, "usage": dict(self.usage)}

@@ -16,8 +16,7 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 from rmeval.models.base import Runtime
-from rmeval.registry import API_ADAPTERS
-from rmeval.registry import ModelSpec
+from rmeval.registry import API_ADAPTERS, ModelSpec
 
 DEFAULT_TOKEN_BUDGET = {"cpu": 4096, "cuda": 65536}
 DEFAULT_API_BATCH = 64  # requests in flight per engine batch (concurrency is bounded separately)
