@@ -105,6 +105,10 @@ def test_snakemake_with_a_direct_and_a_pairwise_judge(shared_data, tiny_model_di
         meta = json.loads((results / "scores" / "judge-direct" / "physics.meta.json").read_text())
         assert meta["adapter"] == "judge" and meta["adapter_details"]["n_judged"] == 4
 
+        logs = "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))
+        assert "HTTP 429" in logs and "HTTP 500" in logs, "the rule logs show the retried errors"
+        print("\n" + (results / "tables" / "rewardmath_metrics.md").read_text())
+
         # A rerun from scratch (every score and table deleted): all replies come from the cache.
         shutil.rmtree(results)
         run_snakemake(workdir, configfile, "--cores", "2")
@@ -116,8 +120,6 @@ def test_snakemake_with_a_direct_and_a_pairwise_judge(shared_data, tiny_model_di
     searched = [p for p in workdir.rglob("*") if p.is_file()] + [p for p in cache.rglob("*") if p.is_file()]
     assert not [p for p in searched if SECRET.encode() in p.read_bytes()]
     assert SECRET not in first.stdout + first.stderr
-    logs = "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))
-    assert "HTTP 429" in logs and "HTTP 500" in logs
 
 
 # ------------------------------------------------------------------------------- a real server process
