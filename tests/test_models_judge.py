@@ -314,3 +314,36 @@ def test_stats_tables_label_a_fairness_judge(tmp_path: Path) -> None:
     markdown = to_markdown(for_humans)
     assert f"judge{JUDGE_SUFFIX}" in markdown and FOOTNOTE in markdown
     assert labelled(table, set()) == (table, table)
+
+
+def test_sigkill_mid_run_resumes_with_the_judge_columns(sample_tables: Path, tmp_path: Path) -> None:
+    """A judge job killed after a checkpoint resumes there; its rating / replies columns survive the checkpoint."""
+    import signal
+    import time
+
+    data = sample_tables / "data" / "algebra.parquet"
+    with JudgeServer() as server:
+        clean = tmp_path / "clean.parquet"
+        assert _score(_spec("j", server, tmp_path / "cache-a", "direct"), data, clean).returncode == 0
+        server.fault_plan = [None] * (server.requests + 6) + ["slow"] * 40
+        server.slow_s = 30
+        spec = json.loads(_spec("j", server, tmp_path / "cache-b", "direct", max_concurrency=1, timeout_s=60))
+        output = tmp_path / "resumed.parquet"
+        command = [sys.executable, "-m", "rmeval", "score", "--spec", json.dumps(spec), "--task", "pairs", "--input",
+                   str(data), "--output", str(output), "--progress-every", "0", "--checkpoint-every", "2",
+                   "--max-batch-rows", "2", "--token-budget", "2"]
+        job = subprocess.Popen(command, env={**os.environ, KEY_ENV: SECRET}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        partial = output.with_name(output.name + ".partial")
+        deadline = time.monotonic() + 60
+        while len(list(partial.glob("part-*.parquet"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        job.send_signal(signal.SIGKILL)
+        job.wait()
+        assert len(list(partial.glob("part-*.parquet"))) >= 2 and not output.exists()
+        server.fault_plan = []
+        result = _score(json.dumps(spec), data, output)
+        assert result.returncode == 0, result.stderr
+    assert "resuming from checkpoint" in result.stderr
+    pd.testing.assert_frame_equal(pd.read_parquet(output), pd.read_parquet(clean))
+    assert json.loads(output.with_name("resumed.meta.json").read_text())["resumed_rows"] >= 4
