@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -232,3 +233,28 @@ def test_reply_parsing_and_retry_after_forms() -> None:
     from email.utils import formatdate
 
     assert 0 <= retry_after_seconds(formatdate(time.time() + 5, usegmt=True)) <= 6
+
+
+def test_max_length_truncates_before_the_request_and_is_counted(server: FakeNemotron, tmp_path: Path) -> None:
+    """issue 12 item 4: an over-long row is cut to the entry's max_length before it is sent, flagged and counted,
+    as the local adapters do, instead of failing the job on the endpoint's 4xx."""
+    path = tmp_path / "economics.parquet"
+    long_abstract = " ".join(f"word{i}" for i in range(400))  # ~3,600 characters
+    pd.DataFrame({"id": ["2402.00000", "2402.00001"], "title": ["Short Paper", "Long Paper"],
+                  "abstract": ["We study a short topic.", long_abstract]}).to_parquet(path)
+    spec = json.loads(_spec(server, tmp_path / "cache", chars_per_token=2.5, template_tokens=16))
+    spec["max_length"], spec["truncation"] = 200, "response-right"
+    output = tmp_path / "out.parquet"
+    result = _score(json.dumps(spec), path, output)
+    assert result.returncode == 0, result.stderr
+    table = pd.read_parquet(output)
+    assert table["truncated"].tolist() == [False, True]
+    meta = json.loads(output.with_name("out.meta.json").read_text())
+    assert meta["n_truncated"] == 1 and meta["max_length"] == 200
+    assert meta["adapter_details"]["token_counter"] == "estimate"
+    # What reached the endpoint: the whole prompt, the start of the response, within (200 - 16) x 2.5 characters.
+    long_prompt = "Write an abstract for a paper with title Long Paper"
+    assert server.counts[long_prompt] == 1
+    expected_response = long_abstract[: int((184 - math.ceil(len(long_prompt) / 2.5)) * 2.5)]
+    attributes = attributes_for(long_prompt, expected_response)
+    assert table["reward"][1] == pytest.approx(sum(MODEL_CARD_WEIGHTS[k] * attributes[k] for k in ATTRIBUTES))

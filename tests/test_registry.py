@@ -33,6 +33,16 @@ def test_registry_lists_the_paper_models_with_real_ids(registry):
     assert registry["tulu-v2.5-13b-preference-mix-rm"].resources.gpu == 2
 
 
+def test_judges_are_api_models_with_a_mode(registry):
+    from rmeval.resources import scoring_resources
+
+    direct, pairwise = registry["Llama-3-70B-Instruct-judge-direct"], registry["Llama-3-70B-Instruct-judge-pairwise"]
+    assert (direct.judge_mode, pairwise.judge_mode) == ("direct", "pairwise")
+    assert registry["RM-Mistral-7B"].judge_mode is None
+    # An endpoint needs no local GPU, whatever the entry's resources say.
+    assert scoring_resources(ModelSpec(name="j", path="p", adapter="judge", options={"mode": "direct"}))["gpu"] == 0
+
+
 def test_inline_model_beside_registry_names(registry, tmp_path):
     specs = resolve_models(["RM-Mistral-7B", {"name": "mine", "path": str(tmp_path), "dtype": "float32"}], registry)
     assert [spec.name for spec in specs] == ["RM-Mistral-7B", "mine"]
@@ -48,6 +58,8 @@ def test_inline_model_beside_registry_names(registry, tmp_path):
         ({"name": "x"}, "missing required key 'path'"),
         ({"name": "x", "path": "p", "colour": "red"}, "unknown key(s) ['colour']"),
         ({"name": "x", "path": "p", "resources": {"gpus": 2}}, ".resources: unknown key(s) ['gpus']"),
+        ({"name": "x", "path": "p", "adapter": "judge"}, ".options.mode: a judge needs mode direct or pairwise"),
+        ({"name": "x", "path": "p", "adapter": "judge", "options": {"mode": "both"}}, ".options.mode"),
     ],
 )
 def test_bad_entries_name_the_key(entry, message):

@@ -42,6 +42,12 @@ def test_all_shared_official_files(shared_data, tmp_path):
         "17.18", "34.68")
     assert by_key["gpt4_reward", "scalar"]["n"] == "485"
     assert {row["aggregation"] for row in rows if row["setup"].endswith("_pairwise_reward")} == {"pairwise"}
+    # Judges beside classifiers and PRMs, each with its mode (9 direct and 9 pairwise judge files).
+    modes = {row["setup"]: row["mode"] for row in rows}
+    assert modes["gpt4_reward"] == "judge (direct)" and modes["gpt4_pairwise_reward"] == "judge (pairwise)"
+    assert modes["ArmoRM_reward"] == "classifier" and modes["Math_Shepherd_reward"] == "PRM"
+    assert sum(m == "judge (direct)" for m in modes.values()) == 9
+    assert sum(m == "judge (pairwise)" for m in modes.values()) == 9
     for row in rows:  # percent with two decimals
         assert len(row["accuracy"].split(".")[1]) == 2 and 0 <= float(row["accuracy"]) <= 100
 

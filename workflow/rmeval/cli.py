@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rewardmath-prepare": ("rmeval.rewardmath.prepare", "Load RewardMATH / RewardBench math-prm and split per subject."),
     "rewardmath-metrics": ("rmeval.rewardmath.cli_metrics", "RewardMATH accuracy/MRR from official or workflow scores."),
     "lock": ("rmeval.lock.cli", "Write, compare (diff), show or rebuild from a run's results/lock.yaml."),
+    "rewardmath-positions": ("rmeval.rewardmath.pairwise:positions_main",
+                             "Add recorded (or seeded) chosen positions for pairwise judges."),
+    "rewardmath-export": ("rmeval.rewardmath.pairwise:export_main",
+                          "One model's RewardMATH scores in the official result-file layout."),
     "rewardmath-figures": ("rmeval.rewardmath.figures", "RewardBench-math vs RewardMATH accuracy figure."),
     "rewardmath-summary": ("rmeval.rewardmath.summary", "Plain-words RewardMATH section (or append it to a summary)."),
 }
@@ -54,9 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from rmeval.errors import RmevalError
 
-    module = importlib.import_module(COMMANDS[name][0])
+    module_name, _, function = COMMANDS[name][0].partition(":")
+    entry = getattr(importlib.import_module(module_name), function or "main")
     try:
-        return int(module.main(rest) or 0)
+        return int(entry(rest) or 0)
     except RmevalError as error:
         print(f"rmeval {name}: error: {error}", file=sys.stderr)
         return 2

@@ -14,7 +14,10 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 
-ADAPTERS = ("sequence-classification", "armorm", "grm", "eurus", "nemotron-api", "prm")
+ADAPTERS = ("sequence-classification", "armorm", "grm", "eurus", "nemotron-api", "prm", "judge")
+# Adapters that score through an HTTP endpoint: no download, no GPU, no torch in the job.
+API_ADAPTERS = ("nemotron-api", "judge")
+JUDGE_MODES = ("direct", "pairwise")
 # Adapters whose heads rmeval implements itself (rmeval.models.heads): they never run hub code.
 NATIVE_HEAD_ADAPTERS = ("armorm", "grm", "eurus")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -48,6 +51,11 @@ class ModelSpec:
     # Adapter-specific settings (API endpoint, PRM step tag and tokens, ...).
     options: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+
+    @property
+    def judge_mode(self) -> str | None:
+        """direct / pairwise for an LLM judge, else None."""
+        return str(self.options.get("mode")) if self.adapter == "judge" else None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -89,6 +97,8 @@ def spec_from_mapping(entry: dict[str, Any], where: str) -> ModelSpec:
     bad_resources = sorted(set(resources) - _RESOURCE_KEYS)
     if bad_resources:
         raise RmevalError(f"{where}.resources: unknown key(s) {bad_resources}; allowed: {sorted(_RESOURCE_KEYS)}")
+    if adapter == "judge" and (entry.get("options") or {}).get("mode") not in JUDGE_MODES:
+        raise RmevalError(f"{where}.options.mode: a judge needs mode {' or '.join(JUDGE_MODES)}")
     values = dict(entry)
     values["resources"] = ModelResources(**resources)
     values["options"] = dict(entry.get("options") or {})

@@ -4,7 +4,9 @@
   Song et al. (2025)'s: "Write an abstract for a paper with title <Title>"; the response is the
   paper's abstract.
 - `pairs`: a table that already holds id, prompt, response and optionally `steps` (list[str]);
-  the RewardMATH branch writes these.
+  the RewardMATH branch writes these. Its tables also say which rows compete: `problem_id` + `solution_type`
+  (RewardMATH) or `pair_id` + `role` (RewardBench), and optionally `chosen_position` ('A' / 'B': where the chosen
+  solution sits when a pairwise judge compares it with this rejected row); these become `Pairs.comparisons`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,18 @@ TASKS = ("fairness", "pairs")
 FAIRNESS_PROMPT = "Write an abstract for a paper with title {title}"
 
 
+POSITIONS = ("A", "B")
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """Which rows compete (pairwise judges): one chosen row per group against each rejected row."""
+
+    groups: list[str]  # problem_id / pair_id per row
+    is_chosen: list[bool]
+    chosen_position: list[str | None]  # per rejected row: 'A' / 'B' as recorded, None when the table has none
+
+
 @dataclass(frozen=True)
 class Pairs:
     """Rows to score, in input order."""
@@ -30,6 +44,7 @@ class Pairs:
     prompts: list[str]
     responses: list[str]
     steps: list[list[str]] | None  # None when the input has no `steps` column
+    comparisons: Comparisons | None = None  # None when the table does not say which rows compete
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -104,7 +119,30 @@ def pair_rows(table: pd.DataFrame, where: str) -> Pairs:
     steps = None
     if "steps" in table.columns:
         steps = [_as_steps(value, row_id, where) for row_id, value in zip(ids, table["steps"].tolist(), strict=True)]
-    return Pairs(ids=ids, prompts=prompts, responses=responses, steps=steps)
+    return Pairs(ids=ids, prompts=prompts, responses=responses, steps=steps,
+                 comparisons=_comparisons(table, ids, where))
+
+
+def _comparisons(table: pd.DataFrame, ids: list[str], where: str) -> Comparisons | None:
+    if {"problem_id", "solution_type"} <= set(table.columns):
+        group_column, role_column = "problem_id", "solution_type"
+    elif {"pair_id", "role"} <= set(table.columns):
+        group_column, role_column = "pair_id", "role"
+    else:
+        return None
+    roles = [str(value) for value in table[role_column].tolist()]
+    bad = next((i for i, role in enumerate(roles) if role not in ("chosen", "rejected")), None)
+    if bad is not None:
+        raise RmevalError(f"{where}: row id={ids[bad]!r} has {role_column} {roles[bad]!r}, not chosen / rejected")
+    positions: list[str | None] = [None] * len(ids)
+    if "chosen_position" in table.columns:
+        for index, value in enumerate(table["chosen_position"].tolist()):
+            if roles[index] == "rejected" and isinstance(value, str) and value:
+                if value not in POSITIONS:
+                    raise RmevalError(f"{where}: row id={ids[index]!r} has chosen_position {value!r}, not A / B")
+                positions[index] = value
+    return Comparisons(groups=[str(v) for v in table[group_column].tolist()],
+                       is_chosen=[role == "chosen" for role in roles], chosen_position=positions)
 
 
 def load_pairs(path: str | Path, task: str) -> Pairs:

@@ -119,6 +119,12 @@ def locked_revision_flag(name):
     return f"--expect-revision {shlex.quote(expected)}" if expected else ""
 
 
+def rewardmath_score_data(wildcards):
+    """A pairwise judge reads the tables that carry chosen positions (rule rewardmath_positions)."""
+    folder = "pairwise" if ALL_SPECS[wildcards.model].judge_mode == "pairwise" else "data"
+    return f"results/rewardmath/{folder}/{wildcards.rm_table}.parquet"
+
+
 def model_resource(name, key):
     """One scoring resource (gpu, mem_mb, runtime, ...) for a model, scaled by attempt where it makes sense."""
 

@@ -40,8 +40,24 @@ RM_TABLE_FILES = {
 }
 RM_FIGURES = ["results/figures/rewardmath_vs_rewardbench.png", "results/figures/rewardmath_vs_rewardbench.pdf"]
 RM_SUMMARY = "results/rewardmath/summary.md"
-RM_OUTPUTS = [*RM_TABLE_FILES.values(), *RM_FIGURES, RM_SUMMARY]
 RM_PRM_AGGREGATION = REWARDMATH.get("prm_aggregation", "prod")
+# LLM judges (adapter `judge`): pairwise ones read the tables with recorded chosen positions; every judge's scores
+# are also written in the official result-file layout (results/rewardmath/official/{model}.json).
+RM_JUDGES = [name for name in RM_MODELS if REWARDMATH_SPECS[name].judge_mode]
+RM_PAIRWISE = [name for name in RM_MODELS if REWARDMATH_SPECS[name].judge_mode == "pairwise"]
+RM_POSITIONS = REWARDMATH.get("pairwise_positions") or ("hf" if REWARDMATH.get("source", "hf") == "hf" else None)
+if RM_POSITIONS is None and RM_PAIRWISE:
+    _recorded = [n for n in RM_PAIRWISE if REWARDMATH_SPECS[n].options.get("positions", "recorded") == "recorded"]
+    if _recorded:
+        raise WorkflowError(
+            f"config: pairwise judge(s) {_recorded} show the chosen solution at its recorded position, but "
+            "rewardmath.pairwise_positions is not set (a local RewardMATH_pairwise file or *_pairwise_reward.json, "
+            "hf, or seeded)"
+        )
+    RM_POSITIONS = "seeded"
+RM_POSITION_FILE = {"positions": config_path(RM_POSITIONS)} if RM_POSITIONS not in (None, "hf", "seeded") else {}
+RM_EXPORTS = expand("results/rewardmath/official/{model}.json", model=RM_JUDGES)
+RM_OUTPUTS = [*RM_TABLE_FILES.values(), *RM_FIGURES, RM_SUMMARY, *RM_EXPORTS]
 
 
 wildcard_constraints:
@@ -80,9 +96,33 @@ rule rewardmath_prepare:
         " {params.local_files} {params.hub} --out {params.out:q} > {log:q} 2>&1"
 
 
+rule rewardmath_positions:
+    input:
+        tables=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_ALL_TABLES),
+        **RM_POSITION_FILE,
+    output:
+        tables=expand("results/rewardmath/pairwise/{rm_table}.parquet", rm_table=RM_ALL_TABLES),
+        summary="results/rewardmath/pairwise/positions.json",
+    params:
+        data=lambda wildcards, input: str(Path(input.tables[0]).parent),
+        positions=RM_POSITION_FILE.get("positions", RM_POSITIONS),
+        out=subpath(output.summary, parent=True),
+    localrule: True
+    log:
+        "logs/rewardmath/positions.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval rewardmath-positions --data {params.data:q} --positions {params.positions:q} --out {params.out:q}"
+        " > {log:q} 2>&1"
+
+
 rule rewardmath_score:
     input:
-        data="results/rewardmath/data/{rm_table}.parquet",
+        data=rewardmath_score_data,
         downloaded="results/models/{model}.downloaded.json",
     output:
         scores="results/rewardmath/scores/{model}/{rm_table}.parquet",
@@ -175,6 +215,29 @@ rule rewardmath_metrics:
         "rmeval rewardmath-metrics {params.workflow_scores} {params.official} --data {params.data:q}"
         " --registry {input.registry:q} --prm-aggregation {params.prm_aggregation}"
         " --out {params.out:q} --bootstrap {params.bootstrap} --seed {params.seed} > {log:q} 2>&1"
+
+
+rule rewardmath_export:
+    input:
+        data=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_SUBJECTS),
+        scores=expand("results/rewardmath/scores/{{model}}/{rm_table}.parquet", rm_table=RM_SUBJECTS),
+    output:
+        "results/rewardmath/official/{model}.json",
+    params:
+        data=lambda wildcards, input: str(Path(input.data[0]).parent),
+        scores=lambda wildcards, input: str(Path(input.scores[0]).parents[1]),
+        subjects=" ".join(RM_SUBJECTS),
+    localrule: True
+    log:
+        "logs/rewardmath/export/{model}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval rewardmath-export --model {wildcards.model:q} --scores {params.scores:q} --data {params.data:q}"
+        " --subjects {params.subjects} --out {output:q} > {log:q} 2>&1"
 
 
 rule rewardmath_figures:

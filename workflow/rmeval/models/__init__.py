@@ -6,7 +6,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from rmeval.errors import RmevalError
-from rmeval.registry import ADAPTERS
+from rmeval.registry import ADAPTERS, API_ADAPTERS
 
 if TYPE_CHECKING:
     from rmeval.models.base import RewardScorer, Runtime
@@ -20,8 +20,9 @@ ADAPTER_CLASSES: dict[str, tuple[str, str]] = {
     "eurus": ("rmeval.models.eurus", "EurusScorer"),
     "nemotron-api": ("rmeval.models.nemotron_api", "NemotronApiScorer"),
     "prm": ("rmeval.models.prm", "PRMScorer"),
+    "judge": ("rmeval.models.judge", "JudgeScorer"),
 }
-LOCAL_ADAPTERS = tuple(name for name in ADAPTER_CLASSES if name != "nemotron-api")
+LOCAL_ADAPTERS = tuple(name for name in ADAPTER_CLASSES if name not in API_ADAPTERS)
 
 assert set(ADAPTER_CLASSES) == set(ADAPTERS), "registry.ADAPTERS and models.ADAPTER_CLASSES disagree"
 

@@ -31,6 +31,7 @@ class BatchScores:
     rewards: np.ndarray  # float64, one per requested row, in request order
     step_rewards: list[list[float]] | None = None  # PRMs only
     n_tokens: np.ndarray | None = None  # when only known after scoring (API usage)
+    extra: dict[str, list[Any]] | None = None  # one list per name in the scorer's `extra_columns`
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class RewardScorer(ABC):
 
     has_steps: bool = False  # True for PRMs: outputs carry step_rewards
     budget_unit: str = "tokens"
+    # Further per-row output columns (judges: rating / verdict ...), each a list in BatchScores.extra.
+    extra_columns: tuple[str, ...] = ()
 
     @abstractmethod
     def prepare(self, pairs: Pairs) -> Prepared: ...
@@ -66,6 +69,10 @@ class RewardScorer(ABC):
     def after_out_of_memory(self) -> None:
         """Free what a failed batch left behind before the engine retries smaller."""
         return None
+
+    def summarize_output(self, table: Any) -> dict[str, Any]:
+        """Facts about the finished output table for the metadata sidecar (judges: null counts, agreement)."""
+        return {}
 
     def close(self) -> None:
         """Release network pools, threads, ..."""

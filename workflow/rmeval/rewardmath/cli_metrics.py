@@ -52,7 +52,8 @@ from rmeval.rewardmath.tables import (
 METRIC_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy", "mrr"]
 METRIC_BRIEF = ["model", "source", "kind", "aggregation", "n", "accuracy", "mrr"]
 CI_COLUMNS = ["model", "setup", "aggregation", "source", "kind", "n", "full_set", "accuracy", "accuracy_ci_low",
-              "accuracy_ci_high", "mrr", "mrr_ci_low", "mrr_ci_high", "n_missing_verdicts", "n_bootstrap", "seed"]
+              "accuracy_ci_high", "mrr", "mrr_ci_low", "mrr_ci_high", "n_missing_verdicts", "position_agreement", "n_bootstrap",
+              "seed"]
 BREAKDOWN_COLUMNS = ["model", "setup", "aggregation", "by", "value", "n", "accuracy", "accuracy_ci_low",
                      "accuracy_ci_high", "mrr", "mrr_ci_low", "mrr_ci_high"]
 REWARDBENCH_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy",
@@ -150,9 +151,12 @@ def _ci_fields(prefix: str, ci: tuple[float, float]) -> dict[str, float]:
     return {f"{prefix}_ci_low": percent2(ci[0]), f"{prefix}_ci_high": percent2(ci[1])}
 
 
-def _identity(setup: str, source: str, aggregation: str, names: dict[str, str]) -> dict[str, Any]:
+def _identity(setup: str, source: str, aggregation: str, names: dict[str, str], mode: str = "") -> dict[str, Any]:
+    # `mode` comes from the scores themselves (an LLM judge's rating / verdict columns), so a workflow judge is
+    # shown as one even where its aggregation alone ("scalar") would read as a classifier's.
+    kind = JUDGE if mode.startswith("judge") else setup_kind(setup, source, aggregation)
     return {"model": display_name(setup, source, names), "setup": setup, "source": source,
-            "kind": setup_kind(setup, source, aggregation), "aggregation": aggregation}
+            "kind": kind, "aggregation": aggregation}
 
 
 def metric_rows(collected: Collected, n_bootstrap: int, seed: int, names: dict[str, str]) -> list[dict[str, Any]]:
@@ -162,11 +166,11 @@ def metric_rows(collected: Collected, n_bootstrap: int, seed: int, names: dict[s
     for item in collected.setups:
         summary = summarize(item.setup.problems, n_bootstrap, seed)
         rows.append({
-            **_identity(item.setup.setup, item.source, item.setup.aggregation, names), "n": summary.n,
+            **_identity(item.setup.setup, item.source, item.setup.aggregation, names, item.setup.mode), "n": summary.n,
             "full_set": summary.n >= REWARDMATH_PROBLEMS,
             "accuracy": percent2(summary.accuracy), "mrr": percent2(summary.mrr),
             **_ci_fields("accuracy", summary.accuracy_ci), **_ci_fields("mrr", summary.mrr_ci),
-            "n_missing_verdicts": item.setup.n_missing_verdicts, "n_bootstrap": n_bootstrap, "seed": seed,
+            "n_missing_verdicts": item.setup.n_missing_verdicts, "position_agreement": item.setup.position_agreement, "n_bootstrap": n_bootstrap, "seed": seed,
         })
     random = collected.random_rewardmath
     if random is not None:
@@ -175,7 +179,8 @@ def metric_rows(collected: Collected, n_bootstrap: int, seed: int, names: dict[s
         rows.insert(position, {
             **_identity(RANDOM, BASELINE, "scalar", names), "n": random.n, "full_set": random.n >= REWARDMATH_PROBLEMS,
             "accuracy": percent2(random.accuracy), "mrr": percent2(random.mrr), **_ci_fields("accuracy", (nan, nan)),
-            **_ci_fields("mrr", (nan, nan)), "n_missing_verdicts": 0, "n_bootstrap": 0, "seed": seed,
+            **_ci_fields("mrr", (nan, nan)), "n_missing_verdicts": 0, "position_agreement": None, "n_bootstrap": 0,
+            "seed": seed,
         })
     return rows
 

@@ -34,7 +34,9 @@ class SetupScores:
     setup: str
     aggregation: str  # scalar | prod | geo | min | mean | last | pairwise
     problems: tuple[ProblemScores, ...]
-    n_missing_verdicts: int = 0  # pairwise judges only: null verdicts, counted as losses
+    n_missing_verdicts: int = 0  # LLM judges: null verdicts (a loss) or ratings (the lowest rating)
+    mode: str = ""  # classifier | PRM | judge (direct) | judge (pairwise)
+    position_agreement: float | None = None  # pairwise judges judged in both orders: share of consistent verdicts
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def setup_kind(setup: str, source: str, aggregation: str) -> str:
         return BASELINE
     if aggregation in STEP_AGGREGATIONS:
         return PRM
-    if aggregation == "pairwise":
+    if aggregation in ("pairwise", "pairwise-both"):
         return JUDGE
     model = official_model(setup) if source == "official" else None
     return model.kind if model else CLASSIFIER

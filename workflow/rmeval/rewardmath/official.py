@@ -28,6 +28,10 @@ from rmeval.rewardmath.aggregation import STEP_AGGREGATIONS, aggregate, check_st
 from rmeval.rewardmath.metrics import PairScores, ProblemScores, SetupScores, check_finite
 
 CHOSEN_REFERENCE = "human_to_GPT-4"
+# The official direct LLM-judge files (scripts/generative_reward.sh saves `{SAVE_NAME}_reward.json`); every other
+# scalar file is a classifier's. Pairwise judge files are known by their chosen_position.
+OFFICIAL_DIRECT_JUDGES = frozenset({"chatgpt", "gpt4", "gpt4o", "opus", "sonnet-3-5", "llama3_8B", "llama3_70B",
+                                    "prometheus_7B", "prometheus_8x7B"})
 REWARDBENCH_CHOSEN_LABELS = (CHOSEN_REFERENCE, "chosen")
 VERDICTS = ("A", "B")
 
@@ -145,13 +149,19 @@ def read_rewardmath_file(path: str | Path, problem_info: dict[str, ProblemInfo] 
             problem, n_missing = _pairwise_problem(row, f"{path}: row {index}", info(row))
             problems.append(problem)
             missing += n_missing
-        return [SetupScores(path.stem, "pairwise", tuple(problems), n_missing_verdicts=missing)]
+        return [SetupScores(path.stem, "pairwise", tuple(problems), n_missing_verdicts=missing,
+                            mode="judge (pairwise)")]
     aggregations = ("scalar",) if kind == "scalar" else STEP_AGGREGATIONS
+    if kind == "steps":
+        mode = "PRM"
+    else:
+        mode = "judge (direct)" if path.stem.removesuffix("_reward") in OFFICIAL_DIRECT_JUDGES else "classifier"
     return [
         SetupScores(
             path.stem,
             aggregation,
             tuple(_direct_problem(row, f"{path}: row {index}", info(row), aggregation) for index, row in enumerate(rows)),
+            mode=mode,
         )
         for aggregation in aggregations
     ]

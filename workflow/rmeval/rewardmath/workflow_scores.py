@@ -3,6 +3,9 @@
 Layout: `SCORES/{model}/{subject}.parquet` (or `.csv`) beside `DATA/{subject}.parquet`, for the seven
 subject slugs, and `SCORES/{model}/rewardbench_math_prm.parquet` beside `DATA/rewardbench_math_prm.parquet`.
 Score columns: id, reward; PRMs add step_rewards (a list per solution), aggregated here in all five ways.
+LLM judges (`rmeval.models.judge`) add `rating` (direct; null when unparsable, the reward then being the lowest
+rating) or `verdict` / `chosen_position` / `verdict_swapped` (pairwise: the chosen row has reward 0, each rejected
+row -1 when the chosen solution won and +1 otherwise, a null verdict being a loss, as in the official evaluation).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class ScoredSolution:
     row: dict[str, Any]
     reward: float | None
     steps: list[float] | None
+    judge: dict[str, Any] | None = None  # rating / verdict, chosen_position, verdict_swapped of an LLM judge
 
 
 def _join(data_path: Path, score_path: Path) -> list[ScoredSolution]:
@@ -75,8 +79,64 @@ def _join(data_path: Path, score_path: Path) -> list[ScoredSolution]:
                                       f"{where}: step_rewards")
             joined.append(ScoredSolution(row, None, steps))
         else:
-            joined.append(ScoredSolution(row, check_finite(score["reward"], f"{where}: reward"), None))
+            judge = {key: _null(score[key]) for key in JUDGE_COLUMNS if key in score} or None
+            joined.append(ScoredSolution(row, check_finite(score["reward"], f"{where}: reward"), None, judge))
     return joined
+
+
+JUDGE_COLUMNS = ("rating", "verdict", "chosen_position", "verdict_swapped")
+
+
+def _null(value: Any) -> Any:
+    return None if value is None or (isinstance(value, float) and value != value) else value
+
+
+def judge_mode(solutions: Sequence[ScoredSolution]) -> str:
+    """classifier | PRM | judge (direct) | judge (pairwise), from the columns a model's score files carry."""
+    first = solutions[0]
+    if first.steps is not None:
+        return "PRM"
+    if first.judge is not None and "verdict" in first.judge:
+        return "judge (pairwise)"
+    if first.judge is not None and "rating" in first.judge:
+        return "judge (direct)"
+    return "classifier"
+
+
+def _won(judge: dict[str, Any], both: bool) -> bool:
+    position = judge.get("chosen_position")
+    won = position is not None and judge.get("verdict") == position
+    if both:
+        other = {"A": "B", "B": "A"}.get(position)
+        won = won and judge.get("verdict_swapped") == other
+    return won
+
+
+def _pairwise_setups(model: str, by_problem: dict[str, list[tuple[str, ScoredSolution]]]) -> list[SetupScores]:
+    """Chosen at 0, each rejected at -1 (beaten) or +1: the official pairwise accuracy and MRR. With both orders,
+    a second row `pairwise-both` counts a comparison as won only when the chosen solution wins in both orders."""
+    rejected_rows = [s for members in by_problem.values() for _, s in members if s.row["solution_type"] != "chosen"]
+    both = any(s.judge and s.judge.get("verdict_swapped") is not None for s in rejected_rows)
+    missing = sum(s.judge is None or s.judge.get("verdict") is None for s in rejected_rows)
+    agreement = None
+    if both:
+        judged = [s.judge for s in rejected_rows if s.judge and s.judge.get("verdict") and s.judge.get("verdict_swapped")]
+        agreement = 100.0 * sum(j["verdict"] != j["verdict_swapped"] for j in judged) / len(judged) if judged else None
+    setups = []
+    for aggregation, both_orders in [("pairwise", False), *([("pairwise-both", True)] if both else [])]:
+        problems = []
+        for problem_id, members in by_problem.items():
+            where = f"{members[0][0]}: problem_id {problem_id}"
+            chosen = [s for _, s in members if s.row["solution_type"] == "chosen"]
+            if len(chosen) != 1:
+                raise RmevalError(f"{where}: {len(chosen)} chosen solutions; expected exactly one")
+            rejected = tuple(-1.0 if s.judge and _won(s.judge, both_orders) else 1.0
+                             for _, s in members if s.row["solution_type"] != "chosen")
+            problems.append(ProblemScores(where, 0.0, rejected, str(chosen[0].row["subject"]),
+                                          _level(chosen[0].row["level"])))
+        setups.append(SetupScores(model, aggregation, tuple(problems), n_missing_verdicts=missing,
+                                  mode="judge (pairwise)", position_agreement=agreement))
+    return setups
 
 
 def _value(solution: ScoredSolution, aggregation: str, where: str) -> float:
@@ -116,6 +176,12 @@ def read_model_rewardmath(model: str, scores_dir: Path, data_dir: Path,
     by_problem: dict[str, list[tuple[str, ScoredSolution]]] = {}
     for source, solution in solutions:
         by_problem.setdefault(str(solution.row["problem_id"]), []).append((source, solution))
+    mode = judge_mode([solution for _, solution in solutions])
+    if any(judge_mode([solution]) != mode for _, solution in solutions):
+        raise RmevalError(f"model {model!r}: its subjects were scored in different modes (judge columns differ)")
+    if mode == "judge (pairwise)":
+        return _pairwise_setups(model, by_problem)
+    missing = sum(s.judge.get("rating") is None for _, s in solutions if s.judge) if mode == "judge (direct)" else 0
     setups = []
     for aggregation in STEP_AGGREGATIONS if is_prm else ("scalar",):
         problems = []
@@ -133,7 +199,7 @@ def read_model_rewardmath(model: str, scores_dir: Path, data_dir: Path,
                 where, _value(chosen[0], aggregation, f"{where}: chosen"), rejected,
                 str(chosen[0].row["subject"]), _level(chosen[0].row["level"]),
             ))
-        setups.append(SetupScores(model, aggregation, tuple(problems)))
+        setups.append(SetupScores(model, aggregation, tuple(problems), n_missing_verdicts=missing, mode=mode))
     return setups
 
 
@@ -154,13 +220,17 @@ def read_model_rewardbench(model: str, scores_dir: Path, data_dir: Path) -> list
         if role in roles:
             raise RmevalError(f"{data_path}: pair {solution.row['pair_id']!r} has two {role} rows")
         roles[role] = solution
+    pairwise = judge_mode(solutions) == "judge (pairwise)"
     setups = []
-    for aggregation in STEP_AGGREGATIONS if is_prm else ("scalar",):
+    for aggregation in STEP_AGGREGATIONS if is_prm else ("pairwise",) if pairwise else ("scalar",):
         pairs = []
         for pair_id, roles in by_pair.items():
             where = f"{score_path}: pair {pair_id}"
             if set(roles) != {"chosen", "rejected"}:
                 raise RmevalError(f"{where}: needs one chosen and one rejected row, has {sorted(roles)}")
+            if pairwise:  # chosen 0 against -1 (beaten) / +1, as on RewardMATH
+                pairs.append(PairScores(where, 0.0, -1.0 if _won(roles["rejected"].judge or {}, False) else 1.0))
+                continue
             pairs.append(PairScores(where, _value(roles["chosen"], aggregation, where),
                                     _value(roles["rejected"], aggregation, where)))
         setups.append(PairSetup(model, aggregation, tuple(pairs)))

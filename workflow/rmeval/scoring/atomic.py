@@ -24,7 +24,7 @@ def write_parquet_atomic(frame: pd.DataFrame, path: str | Path) -> None:
     os.replace(temporary, path)
 
 
-def write_json_atomic(document: dict[str, Any], path: str | Path) -> None:
+def write_json_atomic(document: dict[str, Any] | list[Any], path: str | Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = _temporary(path)

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from rmeval.errors import RmevalError
-from rmeval.registry import ModelSpec
+from rmeval.registry import API_ADAPTERS, ModelSpec
 from rmeval.tasks import TASKS
 
 
@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
     meta = args.meta or args.output.with_name(args.output.name.removesuffix(".parquet") + ".meta.json")
     from rmeval.devices import claim_gpus
 
-    if args.device == "cpu" or spec.adapter == "nemotron-api":
+    if args.device == "cpu" or spec.adapter in API_ADAPTERS:
         gpus = 0
     else:
         gpus = max(1, spec.resources.gpu) if args.device == "cuda" else spec.resources.gpu

@@ -54,6 +54,7 @@ class _Results:
     truncated: np.ndarray
     done: np.ndarray
     step_rewards: list[list[float] | None] | None
+    extra: dict[str, list[Any]] = field(default_factory=dict)
 
     def frame(self, ids: list[str], rows: np.ndarray | None = None, with_index: bool = False) -> pd.DataFrame:
         import pandas as pd
@@ -68,6 +69,8 @@ class _Results:
         columns["truncated"] = self.truncated[rows].astype(bool)
         if self.step_rewards is not None:
             columns["step_rewards"] = [list(self.step_rewards[i] or []) for i in rows]
+        for name, values in self.extra.items():
+            columns[name] = [values[i] for i in rows]
         return pd.DataFrame(columns)
 
 
@@ -82,7 +85,21 @@ def _restore(results: _Results, finished: pd.DataFrame, pairs: Pairs) -> int:
     if results.step_rewards is not None and "step_rewards" in finished.columns:
         for row, steps in zip(rows, finished["step_rewards"], strict=True):
             results.step_rewards[row] = [float(s) for s in steps]
+    for name, values in results.extra.items():
+        if name not in finished.columns:
+            return -1  # a checkpoint of an older layout: start over
+        for row, value in zip(rows, finished[name].tolist(), strict=True):
+            values[row] = _plain(value)
     return len(rows)
+
+
+def _plain(value: Any) -> Any:
+    """A checkpointed cell back as a plain Python value (parquet gives numpy arrays and NaN for None)."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
 
 
 def _check_finite(rewards: np.ndarray, batch: np.ndarray, pairs: Pairs, model_name: str) -> None:
@@ -113,6 +130,7 @@ def score_rows(
         truncated=prepared.truncated.astype(bool).copy(),
         done=np.zeros(count, dtype=bool),
         step_rewards=[None] * count if scorer.has_steps else None,
+        extra={name: [None] * count for name in scorer.extra_columns},
     )
     report = EngineReport(token_budget=settings.token_budget, token_budget_final=settings.token_budget)
     if checkpoint is not None:
@@ -161,6 +179,12 @@ def score_rows(
             if results.step_rewards is not None and scores.step_rewards is not None:
                 for row, steps in zip(batch, scores.step_rewards, strict=True):
                     results.step_rewards[int(row)] = steps
+            for name, values in results.extra.items():
+                given = (scores.extra or {}).get(name)
+                if given is None or len(given) != len(batch):
+                    raise AssertionError(f"adapter gave no {name!r} column for its batch")
+                for row, value in zip(batch, given, strict=True):
+                    values[int(row)] = value
             results.done[batch] = True
             tokens = int(results.n_tokens[batch].sum())
             report.batches += 1

@@ -17,7 +17,7 @@ from typing import Any
 from rmeval.errors import RmevalError
 from rmeval.lock.models import check_loaded_revision
 from rmeval.models.base import Runtime
-from rmeval.registry import ModelSpec
+from rmeval.registry import API_ADAPTERS, ModelSpec
 
 DEFAULT_TOKEN_BUDGET = {"cpu": 4096, "cuda": 65536}
 DEFAULT_API_BATCH = 64  # requests in flight per engine batch (concurrency is bounded separately)
@@ -53,7 +53,7 @@ def file_sha256(path: Path) -> str:
 def resolve_runtime(request: JobRequest) -> Runtime:
     """Device and dtype for this job (torch is imported here, after GPU claiming)."""
     spec = request.spec
-    if spec.adapter == "nemotron-api":
+    if spec.adapter in API_ADAPTERS:
         return Runtime(device="api", dtype="n/a", padding_side=None)
     import torch
 
@@ -133,6 +133,7 @@ def run_job(request: JobRequest) -> dict[str, Any]:
         checkpoint = Checkpoint(request.output, fingerprint(request, input_sha256, runtime, ids_sha256))
         table, report = score_rows(scorer, pairs, prepared, settings, checkpoint, request.spec.name)
         description = scorer.describe()
+        description.update(scorer.summarize_output(table))
     finally:
         scorer.close()
 

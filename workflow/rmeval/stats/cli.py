@@ -101,9 +101,14 @@ def main(argv: list[str]) -> int:
     footnote = provenance.footnote(scores, manifests, manifest_dir)
     tables = analysis.build_tables(result, reference, table4_note, footnote)
     notes = [table4_note] if table4_note else []
+    from rmeval.stats.judges import judge_models, labelled
+
     provenance_record = provenance.record(scores, manifests, manifest_dir)
+    judges = judge_models(Path(args.scores), scores.model_names)
     for table in tables:
-        write_table(table, args.out)
+        for_csv, for_humans = labelled(table, judges)
+        write_table(for_csv, args.out, formats=("csv",))
+        write_table(for_humans, args.out, formats=("md", "tex"))
     provenance.write(provenance_record, args.out)
     record = analysis.run_record(result, reference, notes, args.scores)
     record_path = args.out / "fairness_stats.json"
