@@ -42,12 +42,13 @@ def test_all_shared_official_files(shared_data, tmp_path):
         "17.18", "34.68")
     assert by_key["gpt4_reward", "scalar"]["n"] == "485"
     assert {row["aggregation"] for row in rows if row["setup"].endswith("_pairwise_reward")} == {"pairwise"}
-    # Judges beside classifiers and PRMs, each with its mode (9 direct and 9 pairwise judge files).
-    modes = {row["setup"]: row["mode"] for row in rows}
-    assert modes["gpt4_reward"] == "judge (direct)" and modes["gpt4_pairwise_reward"] == "judge (pairwise)"
-    assert modes["ArmoRM_reward"] == "classifier" and modes["Math_Shepherd_reward"] == "PRM"
-    assert sum(m == "judge (direct)" for m in modes.values()) == 9
-    assert sum(m == "judge (pairwise)" for m in modes.values()) == 9
+    # Judges beside classifiers and PRMs (9 direct and 9 pairwise judge files), the mode in the aggregation.
+    kinds = {row["setup"]: row["kind"] for row in rows}
+    assert kinds["gpt4_reward"] == kinds["gpt4_pairwise_reward"] == "LLM judge"
+    assert kinds["ArmoRM_reward"] == "classifier" and kinds["Math_Shepherd_reward"] == "PRM"
+    judges = [row for row in rows if row["kind"] == "LLM judge"]
+    assert sum(row["aggregation"] == "scalar" for row in judges) == 9
+    assert sum(row["aggregation"] == "pairwise" for row in judges) == 9
     for row in rows:  # percent with two decimals
         assert len(row["accuracy"].split(".")[1]) == 2 and 0 <= float(row["accuracy"]) <= 100
 
