@@ -1,6 +1,7 @@
 # Helpers shared by all rule files (config access, model specs, resources, target lists).
 # This is the only .smk file that defines Python functions.
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,11 @@ from rmeval.registry import load_registry, resolve_models
 from rmeval.arxiv.categories import check_disjoint, load_table, resolve_group
 from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
+from rmeval.scoring.address import run_environment
+
+# Identifies this run to its local jobs: a model's scoring jobs share one model server per run
+# (rmeval.scoring.server), which ends when this Snakemake process does. Not a param: no rerun trigger.
+os.environ.update(run_environment())
 
 
 def repo_path(relative):

@@ -173,9 +173,14 @@ def score_rows(
                 if unsaved_rows >= settings.checkpoint_every:
                     checkpoint.append(results.frame(pairs.ids, np.concatenate(unsaved), with_index=True))
                     unsaved, unsaved_rows = [], 0
-    except RmevalError:
+    except RmevalError as error:
         if checkpoint is not None:
-            checkpoint.clear()  # a deterministic failure (NaN, no fit): resuming would only repeat it
+            if getattr(error, "keeps_checkpoint", False):
+                # The model server died or hung: not this job's data. Keep what is scored for the rerun.
+                if unsaved:
+                    checkpoint.append(results.frame(pairs.ids, np.concatenate(unsaved), with_index=True))
+            else:
+                checkpoint.clear()  # a deterministic failure (NaN, no fit): resuming would only repeat it
         raise
     report.score_s = time.monotonic() - started
     if not results.done.all():
