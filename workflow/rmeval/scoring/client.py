@@ -232,8 +232,9 @@ def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Chann
 
     from rmeval.scoring.server import PROTOCOL
 
-    name, fd = socket_name(launch.address.socket)
+    fd = None
     try:
+        name, fd = socket_name(launch.address.socket)
         conn = Client(name, family="AF_UNIX")
     except (FileNotFoundError, ConnectionRefusedError):
         return None
