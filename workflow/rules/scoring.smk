@@ -32,7 +32,7 @@ rule score_fairness:
     log:
         "logs/score/{model}/{group}.log",
     benchmark:
-        "results/benchmarks/score_fairness/{model}/{group}.tsv"
+        benchmark_file("score_fairness/{model}/{group}.tsv")
     threads: scoring_threads()
     resources:
         gpu=model_resource(None, "gpu"),

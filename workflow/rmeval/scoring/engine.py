@@ -126,7 +126,9 @@ def score_rows(
                 report.resumed_rows = restored
         checkpoint.start()
 
-    progress = Progress(f"score {model_name}", count, done_rows=report.resumed_rows, every_s=settings.progress_every_s)
+    costs = prepared.costs.astype(np.float64)
+    progress = Progress(f"score {model_name}", count, done_rows=report.resumed_rows, every_s=settings.progress_every_s,
+                        total_work=float(costs.sum()), done_work=float(costs[results.done].sum()))
     if report.resumed_rows:
         progress.message(f"resuming from checkpoint: {report.resumed_rows}/{count} rows already scored")
     budget = settings.token_budget
@@ -166,7 +168,7 @@ def score_rows(
             report.batches += 1
             report.scored_rows += len(batch)
             report.scored_tokens += tokens
-            progress.update(len(batch), tokens, note=f"budget {budget}")
+            progress.update(len(batch), tokens, note=f"budget {budget}", work=float(costs[batch].sum()))
             if checkpoint is not None and settings.checkpoint_every > 0:
                 unsaved.append(batch)
                 unsaved_rows += len(batch)
