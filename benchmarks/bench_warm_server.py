@@ -51,8 +51,8 @@ def cpu_name() -> str:
 
 
 def snakemake(workdir: Path, configfile: Path, targets: list[str], cores: int) -> float:
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
-               "--configfile", str(configfile), "--cores", str(cores), "--quiet", *targets]
+    command = [sys.executable, "-m", "snakemake", *targets, "-s", str(REPO_ROOT / "Snakefile"), "--directory",
+               str(workdir), "--configfile", str(configfile), "--cores", str(cores)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.pop("RMEVAL_BENCH_RUN", None)
     started = time.perf_counter()
