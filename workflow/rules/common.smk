@@ -22,7 +22,7 @@ os.environ.update(run_environment())
 
 # Benchmark files go to one folder per run, so a partial rerun never mixes its timings with an older run's
 # (benchmarks/stage_costs.py reads the latest). Jobs re-parsing the Snakefile (Slurm) inherit the folder.
-BENCH_RUN = os.environ.setdefault("RMEVAL_BENCH_RUN", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+BENCH_RUN = os.environ.setdefault("RMEVAL_BENCH_RUN", time.strftime("%Y%m%dT%H%M%SZ-", time.gmtime()) + str(os.getpid()))
 
 
 def benchmark_file(path):
