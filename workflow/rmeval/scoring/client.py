@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 HANG_ENV = "RMEVAL_SERVER_HANG_S"
 IDLE_ENV = "RMEVAL_SERVER_IDLE_S"
 DEFAULT_HANG_S = 60.0
-DEFAULT_IDLE_S = 60.0
+DEFAULT_IDLE_S = 300.0  # the run's end, or a job waiting for its GPUs, ends it sooner
 POLL_S = 0.05
 
 

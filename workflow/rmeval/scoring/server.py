@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--padding-side", choices=("left", "right"))
     parser.add_argument("--compile", action="store_true")
-    parser.add_argument("--idle-s", type=float, default=60.0, help="exit after this long without a job")
+    parser.add_argument("--idle-s", type=float, default=300.0, help="exit after this long without a job")
     return parser
 
 
