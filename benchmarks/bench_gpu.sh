@@ -8,6 +8,8 @@
 #   bash benchmarks/bench_gpu.sh prepare     # on the CPU box: copy the abstracts to results/bench/ (gitignored)
 #   bash benchmarks/bench_gpu.sh             # on the GPU box (carry results/bench with the tree)
 #   bash benchmarks/bench_gpu.sh cpu-check   # same code paths, tiny model on CPU, 32 rows (no GPU needed)
+#   bash benchmarks/bench_gpu.sh warm-server # cold vs warm model server on the GPU: scoring-stage wall and
+#                                            # per-job start-up (benchmarks/bench_warm_server.py --device cuda)
 #
 # Abstracts come from $RMEVAL_SHARED_DATA or ../shared/data when present, else from the copy that
 # `prepare` wrote under results/bench/ (never committed: results/ is gitignored).
@@ -60,8 +62,20 @@ case "$mode" in
     timeout "${BENCH_TIMEOUT_S:-290}" python benchmarks/_gpu_bench.py --data "$data" --rows "${BENCH_ROWS:-4000}" \
       --size 1b --device cuda --workdir "$workdir" "${peak_args[@]}"
     ;;
+  warm-server)
+    data="$(find_abstracts)"
+    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+      echo "bench_gpu.sh: no NVIDIA GPU here; 'python benchmarks/bench_warm_server.py' measures the CPU path" >&2
+      exit 2
+    fi
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2
+    python -c "import rmeval" 2>/dev/null || python -m pip install -q -e . >&2
+    # 8 groups x BENCH_PAPERS papers, 2 models, each job asks for one GPU (bf16); cold first, then warm.
+    timeout "${BENCH_TIMEOUT_S:-540}" python benchmarks/bench_warm_server.py --device cuda --abstracts "$data" \
+      --papers "${BENCH_PAPERS:-200}" --cores "${BENCH_CORES:-8}" --threads 2
+    ;;
   *)
-    echo "usage: bash benchmarks/bench_gpu.sh [gpu|prepare|cpu-check]" >&2
+    echo "usage: bash benchmarks/bench_gpu.sh [gpu|prepare|cpu-check|warm-server]" >&2
     exit 2
     ;;
 esac

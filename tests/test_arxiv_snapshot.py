@@ -185,6 +185,10 @@ def test_bad_lines_are_counted_and_named(tmp_path, capsys):
     assert "bad.jsonl line 6: id 2306.00004 has an empty title" in err
     assert "bad.jsonl line 7: id 2306.00005 has an empty abstract" in err
     assert "3 of 8 lines are malformed" in err
+    # One way of naming the file: every warning starts with its path as given, every per-line one ends "; skipped".
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) >= 8 and all(line.startswith(f"warning: {snap}") for line in warnings), warnings
+    assert all(line.endswith("; skipped") for line in warnings if " line " in line), warnings
 
 
 def test_every_line_malformed_is_an_error(tmp_path):
@@ -306,3 +310,32 @@ def test_shared_data_all_groups_end_to_end(shared_data, tmp_path):
         )
     physics = json.loads((tmp_path / "data" / "physics.manifest.json").read_text())
     assert physics["counts"]["duplicate_ids"] > 0
+
+
+def test_a_duplicate_id_keeps_its_latest_version_whatever_the_line_order(tmp_path):
+    def v(*numbers: int) -> list[dict[str, str]]:
+        return [{"version": f"v{n}", "created": "Mon, 2 Apr 2007 19:18:42 GMT"} for n in numbers]
+
+    records = [kaggle_record(f"2301.{i:05d}", "eess.SY") for i in range(5)]
+    # 2301.00001: v2 first, then the older v1; 2301.00002: v1 first, then v3; 2301.00003: two equal copies.
+    records[1] = kaggle_record("2301.00001", "eess.SY", title="Second version", versions=v(1, 2))
+    records += [kaggle_record("2301.00001", "eess.SY", title="First version", versions=v(1)),
+                kaggle_record("2301.00002", "eess.SY", title="Third version", abstract="Newest.", versions=v(1, 2, 3)),
+                kaggle_record("2301.00003", "eess.SY", title="Copy B")]
+    records[3] = kaggle_record("2301.00003", "eess.SY", title="Copy A")
+    snapshot = write_lines(tmp_path / "dupes.jsonl", records)
+    summary = fetch_candidates("systems_science", ["eess.SY"], settings(snapshot, papers_per_group=10), tmp_path / "o")
+    assert summary["counts"]["eligible_with_duplicates"] == 8
+    frame = pd.read_parquet(tmp_path / "o" / "systems_science.candidates.parquet").set_index("id")
+    assert len(frame) == 5 and frame.index.is_unique
+    assert frame.loc["2301.00001", "title"] == "Second version"
+    assert (frame.loc["2301.00002", "title"], frame.loc["2301.00002", "abstract"]) == ("Third version", "Newest.")
+    assert frame.loc["2301.00003", "title"] == "Copy A"  # same version: the first line is kept
+
+
+def test_version_number_reads_kaggle_versions_and_api_ids():
+    from rmeval.arxiv.records import version_number
+
+    assert version_number("2104.12255", [{"version": "v1"}, {"version": "v4"}]) == 4
+    assert version_number("http://arxiv.org/abs/2104.12255v3") == 3
+    assert version_number("2104.12255", None) == 0 and version_number(None, [{"version": "x"}]) == 0

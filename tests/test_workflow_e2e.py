@@ -146,3 +146,37 @@ def test_lock_records_the_run_and_rebuilds_its_groups(e2e_run, tmp_path):
         assert manifests[group]["output"]["content_sha256"] == lock.groups[group].table_sha256
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / f"{group}.parquet"),
                                       pd.read_parquet(e2e_run.results / "data" / f"{group}.parquet"))
+
+
+def test_each_model_is_loaded_once_per_run(e2e_run):
+    """One model server per model: its first job started it, every later job reused the warm model."""
+    for model in e2e_run.models:
+        servers = [json.loads((e2e_run.results / "scores" / model / f"{group}.meta.json").read_text())["model_server"]
+                   for group in e2e_run.groups]
+        assert all(server is not None for server in servers), "local jobs of a Snakemake run use the model server"
+        assert sum(server["started_by_this_job"] for server in servers) == 1, servers
+        assert sorted(server["jobs_before"] for server in servers) == list(range(len(servers)))
+
+
+def test_a_deleted_score_file_is_rebuilt_by_a_plain_rerun(e2e_run):
+    from workflow_helpers import run_snakemake
+
+    target = e2e_run.results / "scores" / "tiny-a" / f"{e2e_run.groups[0]}.parquet"
+    before = pd.read_parquet(target)
+    target.unlink()
+    dry = run_snakemake(e2e_run.workdir, e2e_run.configfile, "-n", "--cores", "2")
+    assert "score_fairness" in dry.stdout + dry.stderr, "a deleted score file must be planned for rebuilding"
+    run_snakemake(e2e_run.workdir, e2e_run.configfile, "--cores", "2")
+    pd.testing.assert_frame_equal(pd.read_parquet(target), before, check_exact=True)
+    # The rerun's benchmark files sit in their own run folder: nothing mixed with the first run's.
+    runs = sorted(path for path in (e2e_run.results / "benchmarks").iterdir() if path.is_dir())
+    assert len(runs) >= 2
+    assert [p.relative_to(runs[-1]).as_posix() for p in (runs[-1] / "score_fairness").rglob("*.tsv")] == [
+        f"score_fairness/tiny-a/{e2e_run.groups[0]}.tsv"]
+
+
+def test_rerun_after_rebuild_is_a_no_op(e2e_run):
+    from workflow_helpers import run_snakemake
+
+    result = run_snakemake(e2e_run.workdir, e2e_run.configfile, "-n", "--cores", "2")
+    assert "Nothing to be done" in result.stdout + result.stderr

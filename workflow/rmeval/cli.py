@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "arxiv-select": ("rmeval.arxiv.cli_select", "Drop cross-group titles, sample each group, write data + manifests."),
     "tiny-model": ("rmeval.models.tiny", "Write a small offline Llama-style reward model (for smoke tests)."),
     "score": ("rmeval.scoring.cli", "Score one input table with one reward model."),
+    "model-server": ("rmeval.scoring.server", "Serve one loaded model to a run's scoring jobs (started by `score`)."),
     "download-model": ("rmeval.models.download", "Fetch a model snapshot at its pinned revision into HF_HOME."),
     "fairness-stats": ("rmeval.stats.cli", "Group-fairness statistics and Tables 1-4 from score files."),
     "fairness-summary": ("rmeval.stats.summary", "Plain-words one-page summary of the fairness results."),

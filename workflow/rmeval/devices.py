@@ -189,6 +189,30 @@ def _holder(path: Path) -> str:
         return "unknown"
 
 
+def _waiter_path(lock_dir: Path) -> Path:
+    return lock_dir / f"waiting-{socket.gethostname()}-{os.getpid()}.lock"
+
+
+def gpu_waiters(lock_dir: Path) -> int:
+    """How many live jobs wait for a GPU in `lock_dir` (an idle model server then hands its GPUs over).
+
+    A waiter holds an flock on its `waiting-<host>-<pid>.lock` while it waits; a file whose lock is free
+    belongs to a process that is gone and is removed.
+    """
+    count = 0
+    for path in lock_dir.glob("waiting-*.lock"):
+        fd = _try_lock(path) if path.exists() else None
+        if fd is None:
+            count += path.exists()
+            continue
+        os.close(fd)
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    return count
+
+
 def _acquire(devices: tuple[str, ...], count: int, lock_dir: Path) -> dict[str, int] | None:
     """All-or-nothing: lock `count` free devices, or release what was taken and return None.
 
@@ -249,13 +273,22 @@ def claim_gpus(
         _prepare_lock_dir(directory)
         started = time.monotonic()
         last_log = -LOG_EVERY_SECONDS
+        waiter: int | None = None
         while True:
             claimed = _acquire(pool, count, directory)
             if claimed is not None:
                 held = claimed
+                if waiter is not None:
+                    os.close(waiter)
+                    _waiter_path(directory).unlink(missing_ok=True)
                 break
+            if waiter is None:
+                waiter = _try_lock(_waiter_path(directory))  # tells idle model servers to hand GPUs over
             waited = time.monotonic() - started
             if timeout_seconds is not None and waited >= timeout_seconds:
+                if waiter is not None:
+                    os.close(waiter)
+                    _waiter_path(directory).unlink(missing_ok=True)
                 raise RmevalError(
                     f"no {count} free GPU(s) among {list(pool)} after {waited:.0f} s (locks in {directory})"
                 )

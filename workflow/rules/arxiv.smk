@@ -44,7 +44,7 @@ rule arxiv_fetch:
     log:
         "logs/arxiv/fetch_{group}.log",
     benchmark:
-        "results/benchmarks/arxiv_fetch/{group}.tsv"
+        benchmark_file("arxiv_fetch/{group}.tsv")
     conda:
         "../../envs/rmeval.yaml"
     shell:
@@ -66,7 +66,7 @@ rule arxiv_select:
     log:
         "logs/arxiv/select.log",
     benchmark:
-        "results/benchmarks/arxiv_select.tsv"
+        benchmark_file("arxiv_select.tsv")
     conda:
         "../../envs/rmeval.yaml"
     # Warnings (allow_fewer's cut, with the counts) and errors go to the log and to the console.

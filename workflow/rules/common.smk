@@ -1,8 +1,10 @@
 # Helpers shared by all rule files (config access, model specs, resources, target lists).
 # This is the only .smk file that defines Python functions.
 import json
+import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 # Make the `rmeval` package importable even when it is not pip-installed (e.g. under --sdm conda).
@@ -15,6 +17,19 @@ from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
 from rmeval.lock.lockfile import config_sha256, file_sha256, load_lock
 from rmeval.lock.models import follow_lock
+from rmeval.scoring.address import run_environment
+
+# Identifies this run to its local jobs: a model's scoring jobs share one model server per run
+# (rmeval.scoring.server), which ends when this Snakemake process does. Not a param: no rerun trigger.
+os.environ.update(run_environment())
+
+# Benchmark files go to one folder per run, so a partial rerun never mixes its timings with an older run's
+# (benchmarks/stage_costs.py reads the latest). Jobs re-parsing the Snakefile (Slurm) inherit the folder.
+BENCH_RUN = os.environ.setdefault("RMEVAL_BENCH_RUN", time.strftime("%Y%m%dT%H%M%SZ-", time.gmtime()) + str(os.getpid()))
+
+
+def benchmark_file(path):
+    return f"results/benchmarks/{BENCH_RUN}/{path}"
 
 
 def repo_path(relative):
@@ -154,8 +169,12 @@ def all_outputs():
         "results/figures/fig3_standardized.png",
         "results/lock.yaml",
     ]
+    # Every score file is a target: a deleted one is rebuilt by a plain rerun, not left "missing, no update"
+    # because the tables built from it are newer than the files left.
+    targets += fairness_score_files()
     if REWARDMATH_ENABLED:
         targets += rewardmath_outputs()
+        targets += expand("results/rewardmath/scores/{model}/{rm_table}.parquet", model=RM_MODELS, rm_table=RM_SCORED_TABLES)
     return targets
 
 

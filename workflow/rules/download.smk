@@ -10,6 +10,8 @@ rule download_model:
         spec=lambda wildcards: model_spec_json(wildcards.model),
     log:
         "logs/download_model/{model}.log",
+    benchmark:
+        benchmark_file("download_model/{model}.tsv")
     localrule: True
     conda:
         "../../envs/rmeval.yaml"

@@ -102,7 +102,7 @@ rule fairness_stats:
     log:
         "logs/fairness_stats.log",
     benchmark:
-        "results/benchmarks/fairness_stats.tsv"
+        benchmark_file("fairness_stats.tsv")
     threads: 1
     resources:
         mem_mb=4000,
@@ -190,7 +190,7 @@ rule fairness_summary:
     log:
         "logs/fairness_summary.log",
     benchmark:
-        "results/benchmarks/fairness_summary.tsv"
+        benchmark_file("fairness_summary.tsv")
     threads: 1
     resources:
         mem_mb=1000,

@@ -51,7 +51,7 @@ rule fairness_figures:
     log:
         "logs/fairness_figures.log",
     benchmark:
-        "results/benchmarks/fairness_figures.tsv"
+        benchmark_file("fairness_figures.tsv")
     threads: 1
     resources:
         mem_mb=2000,

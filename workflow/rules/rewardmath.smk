@@ -133,6 +133,8 @@ rule rewardmath_score:
         engine=SCORING_FLAGS,  # the `scoring:` engine settings, shared with score_fairness (scoring.smk)
     log:
         "logs/rewardmath/score/{model}/{rm_table}.log",
+    benchmark:
+        benchmark_file("rewardmath_score/{model}/{rm_table}.tsv")
     threads: scoring_threads()
     resources:
         gpu=model_resource(None, "gpu"),

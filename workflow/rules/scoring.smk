@@ -1,5 +1,7 @@
-# Stage 2: one scoring job per (model, group). The job claims its GPUs itself (rmeval.devices),
-# batches to a token budget, checkpoints to `<output>.partial/` and resumes after pre-emption.
+# Stage 2: one scoring job per (model, group). The job batches to a token budget, checkpoints to
+# `<output>.partial/` and resumes after pre-emption. Locally its forward passes run in the run's model
+# server for that model (loaded once, holding the GPUs: rmeval.scoring.server); under Slurm, or with
+# `scoring.server: false`, the job claims its GPUs itself (rmeval.devices) and loads the model.
 # Each registry entry's resources (gpu, mem_mb, runtime, ...) flow into `resources:`.
 
 SCORING = config.get("scoring", {})
@@ -11,6 +13,8 @@ SCORING_FLAGS = " ".join(
     ]
     + ([f"--token-budget {int(SCORING['token_budget'])}"] if SCORING.get("token_budget") else [])
     + (["--compile"] if SCORING.get("compile") else [])
+    # Default (true) adds no flag, so existing outputs keep their params; false loads the model in every job.
+    + (["--no-server"] if SCORING.get("server") is False else [])
 )
 
 
@@ -29,7 +33,7 @@ rule score_fairness:
     log:
         "logs/score/{model}/{group}.log",
     benchmark:
-        "results/benchmarks/score_fairness/{model}/{group}.tsv"
+        benchmark_file("score_fairness/{model}/{group}.tsv")
     threads: scoring_threads()
     resources:
         gpu=model_resource(None, "gpu"),

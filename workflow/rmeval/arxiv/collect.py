@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 
 from rmeval.arxiv.categories import GroupSpec, Membership
-from rmeval.arxiv.records import Paper, canonical_id, id_version, normalize_text, sample_key
+from rmeval.arxiv.records import Paper, canonical_id, normalize_text, sample_key, version_number
 from rmeval.arxiv.sampling import EligibleLog, HashSampler
 
 # Order in which the steps are reported; each count is the number of records that left (or reached) it.
@@ -94,10 +94,10 @@ class GroupCollector:
         raw_abstract: object,
         origin: str | tuple[str, int],
         day: date | None = None,
-        version: str | None = None,
+        raw_versions: object = None,
     ) -> None:
-        """One record; `day` is its submission date, needed only when a date window is set; `version` is the
-        record's version when its id does not carry one (the snapshot's `versions` list).
+        """One record; `day` is its submission date, needed only when a date window is set; `raw_versions`
+        is a Kaggle record's `versions` list (with the id's `vN`, it decides which duplicate is the latest).
 
         `origin` is a string or (file name, line number); it is formatted only when a message needs it.
         This runs once per snapshot line, so the common path (a paper outside the group) is kept short.
@@ -105,7 +105,7 @@ class GroupCollector:
         counts = self.counts
         if type(raw_id) is not str or not raw_id.strip():
             counts["malformed"] += 1
-            self.problems.add("malformed", f"{_where(origin)}: no string 'id' field")
+            self.problems.add("malformed", f"{_where(origin)}: no string 'id' field; skipped")
             return
         if raw_categories is not None and not isinstance(raw_categories, (str, list, tuple)):
             raw_categories = None
@@ -142,14 +142,11 @@ class GroupCollector:
         paper_id = canonical_id(raw_id)
         key = sample_key(paper_id, self.sampler.seed)
         self.log.add(key, title)
-        if self.sampler.admits(
-            paper_id, key
-        ):  # only papers entering the sample pay for the abstract's normalisation
-            paper = Paper(
-                paper_id, title, normalize_text(raw_abstract), categories, _where(origin),
-                version or id_version(raw_id),
-            )
-            self.sampler.add(key, paper)
+        version = version_number(raw_id, raw_versions)
+        if self.sampler.admits(paper_id, key, version):  # only papers entering the sample pay for normalisation
+            paper = Paper(paper_id, title, normalize_text(raw_abstract), categories, _where(origin),
+                          f"v{version}" if version else "")
+            self.sampler.add(key, paper, version)
 
     def ordered_counts(self) -> dict[str, int]:
         ordered = {step: self.counts.get(step, 0) for step in STEP_ORDER}

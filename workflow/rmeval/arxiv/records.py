@@ -38,6 +38,26 @@ def latest_version(versions: object) -> str:
     return ""
 
 
+_VERSION_NUMBER = re.compile(r"v(\d+)\s*$")
+
+
+def version_number(raw_id: object = None, versions: object = None) -> int:
+    """The latest version a record describes: the highest `vN` in a Kaggle record's `versions` list or at the
+    end of an API id ('2104.12255v3' -> 3); 0 when neither says."""
+    best = 0
+    if isinstance(versions, list):
+        for entry in versions:
+            label = entry.get("version") if isinstance(entry, dict) else None
+            match = _VERSION_NUMBER.match(label) if isinstance(label, str) else None
+            if match:
+                best = max(best, int(match.group(1)))
+    if isinstance(raw_id, str):
+        match = _VERSION_NUMBER.search(raw_id)
+        if match:
+            best = max(best, int(match.group(1)))
+    return best
+
+
 def _hash64(text: str, salt: bytes = b"") -> int:
     return int.from_bytes(blake2b(text.encode("utf-8"), digest_size=8, salt=salt).digest(), "little")
 

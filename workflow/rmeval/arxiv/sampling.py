@@ -17,43 +17,50 @@ from rmeval.arxiv.records import Paper, normalized_title_hash, sample_key
 
 
 class HashSampler:
+    """The `capacity` papers with the smallest keys; of two records with one id, the latest version wins
+    (the higher `version`, as counted by `records.version_number`); on a tie the first record is kept."""
+
     def __init__(self, capacity: int, seed: int) -> None:
         if capacity < 1:
             raise ValueError("capacity must be positive")
         self.capacity = capacity
         self.seed = seed
         self._heap: list[tuple[int, str]] = []  # (-key, id): a max-heap on key
-        self._papers: dict[str, tuple[int, Paper]] = {}
+        self._papers: dict[str, tuple[int, Paper, int]] = {}  # id -> (key, paper, version)
         self.duplicates_seen = 0  # duplicates detected while both copies were in the sample
 
-    def admits(self, paper_id: str, key: int) -> bool:
+    def admits(self, paper_id: str, key: int, version: int = 0) -> bool:
         """Whether the paper (with its `sample_key`) enters the sample now; if not it need not be built."""
-        if paper_id in self._papers:
-            self.duplicates_seen += 1  # first copy wins; later versions of the same id are ignored
-            return False
+        held = self._papers.get(paper_id)
+        if held is not None:
+            self.duplicates_seen += 1
+            return version > held[2]  # a later version replaces the copy held
         # A duplicate of an evicted id has the same key, so it can never come back in here.
         return len(self._heap) < self.capacity or key < -self._heap[0][0]
 
-    def add(self, key: int, paper: Paper) -> None:
-        """Insert a paper `admits` accepted, evicting the largest key when full."""
+    def add(self, key: int, paper: Paper, version: int = 0) -> None:
+        """Insert a paper `admits` accepted, evicting the largest key when full (or replace its older version)."""
+        if paper.id in self._papers:
+            self._papers[paper.id] = (key, paper, version)  # same id, same key: the heap is unchanged
+            return
         if len(self._heap) < self.capacity:
             heapq.heappush(self._heap, (-key, paper.id))
         else:
             _, evicted = heapq.heapreplace(self._heap, (-key, paper.id))
             del self._papers[evicted]
-        self._papers[paper.id] = (key, paper)
+        self._papers[paper.id] = (key, paper, version)
 
-    def offer(self, paper: Paper) -> None:
+    def offer(self, paper: Paper, version: int = 0) -> None:
         key = sample_key(paper.id, self.seed)
-        if self.admits(paper.id, key):
-            self.add(key, paper)
+        if self.admits(paper.id, key, version):
+            self.add(key, paper, version)
 
     def __len__(self) -> int:
         return len(self._papers)
 
     def sorted_items(self) -> list[tuple[int, Paper]]:
         """(key, paper) by increasing key: the order in which the select step takes papers."""
-        return sorted(self._papers.values(), key=lambda item: (item[0], item[1].id))
+        return sorted(((key, paper) for key, paper, _ in self._papers.values()), key=lambda item: (item[0], item[1].id))
 
 
 class EligibleLog:

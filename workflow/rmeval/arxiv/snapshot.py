@@ -21,7 +21,6 @@ from typing import Any
 
 from rmeval.arxiv.categories import Membership
 from rmeval.arxiv.collect import GroupCollector
-from rmeval.arxiv.records import latest_version
 from rmeval.errors import RmevalError
 
 try:  # orjson decodes about 3x faster than the standard library; the result is the same
@@ -140,7 +139,7 @@ def stream_snapshot(path: str | Path, collector: GroupCollector) -> dict[str, An
     malformed = 0
     outside_group = 0
     first_error = ""
-    name = path.name
+    name = str(path)  # every warning names the file as the user gave it (as the summary lines below do)
     cache = collector.spec._cache  # classify()'s cache, read inline: this loop runs once per line
     with open(path, "rb", buffering=0) as raw:
         reader = _HashingReader(raw)  # type: ignore[arg-type]
@@ -179,7 +178,7 @@ def stream_snapshot(path: str | Path, collector: GroupCollector) -> dict[str, An
                         record.get("abstract"),
                         (name, line_number),
                         kaggle_date(record) if window_active else None,
-                        latest_version(record.get("versions")),
+                        record.get("versions"),
                     )
                 reader.drain()  # bytes after the gzip end-of-stream still belong to the file's sha256
         except (gzip.BadGzipFile, EOFError, zlib.error) as error:

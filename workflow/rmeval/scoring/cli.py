@@ -4,13 +4,20 @@
         --output results/scores/M/physics.parquet --meta results/scores/M/physics.meta.json --threads 2
 
 GPUs are claimed (rmeval.devices.claim_gpus) before torch is imported and held for the whole job.
+Inside a local Snakemake run (`RMEVAL_RUN` set by the Snakefile, no Slurm) a local model is scored
+through the run's model server instead (rmeval.scoring.server): loaded once per model, it holds the
+GPUs, and this job only plans batches, checkpoints and writes its outputs. `--no-server` opts out.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Mapping
+from contextlib import nullcontext
 from pathlib import Path
 
+from rmeval.devices import GpuClaim
 from rmeval.errors import RmevalError
 from rmeval.registry import API_ADAPTERS, ModelSpec
 from rmeval.tasks import TASKS
@@ -53,8 +60,27 @@ def build_parser() -> argparse.ArgumentParser:
                         help="torch.compile the model (dynamic shapes); compile costs ~30 s, pays off above ~100k tokens")
     parser.add_argument("--expect-revision",
                         help="from a lock: fail before scoring unless the loaded commit / fingerprint is this")
+    parser.add_argument("--server", dest="server", action="store_true", default=None,
+                        help="score through the run's model server (default inside a local Snakemake run)")
+    parser.add_argument("--no-server", dest="server", action="store_false",
+                        help="load the model in this process (default outside Snakemake, under Slurm, for API models)")
     parser.add_argument("--progress-every", type=float, help="seconds between progress lines (default 15, 0.5 on a TTY)")
     return parser
+
+
+def wants_server(spec: ModelSpec, flag: bool | None, environ: Mapping[str, str] | None = None) -> bool:
+    """Score through a model server? API models never; else `--server/--no-server`, else inside a
+    local Snakemake run (RMEVAL_RUN set) but not under Slurm, where each job is its own allocation."""
+    from rmeval.devices import under_slurm
+    from rmeval.models import LOCAL_ADAPTERS
+    from rmeval.scoring.address import RUN_ENV
+
+    environ = os.environ if environ is None else environ
+    if spec.adapter not in LOCAL_ADAPTERS:
+        return False
+    if flag is not None:
+        return flag
+    return bool(environ.get(RUN_ENV)) and not under_slurm(environ)
 
 
 def main(argv: list[str]) -> int:
@@ -62,13 +88,13 @@ def main(argv: list[str]) -> int:
     spec = _spec(args.spec)
     meta = args.meta or args.output.with_name(args.output.name.removesuffix(".parquet") + ".meta.json")
     from rmeval.devices import claim_gpus
+    from rmeval.scoring.client import requested_gpus
 
-    if args.device == "cpu" or spec.adapter in API_ADAPTERS:
-        gpus = 0
-    else:
-        gpus = max(1, spec.resources.gpu) if args.device == "cuda" else spec.resources.gpu
+    use_server = wants_server(spec, args.server)
+    # The server claims the GPUs (it holds the model); an API model needs none.
+    gpus = 0 if use_server or spec.adapter in API_ADAPTERS else requested_gpus(spec.resources.gpu, args.device)
     # Claim before torch is imported: CUDA reads CUDA_VISIBLE_DEVICES once, at initialisation.
-    with claim_gpus(gpus) as claim:
+    with claim_gpus(gpus) if not use_server else nullcontext(GpuClaim((), "cpu")) as claim:
         from rmeval.scoring.job import JobRequest, run_job
 
         request = JobRequest(
@@ -87,6 +113,7 @@ def main(argv: list[str]) -> int:
             compile=args.compile,
             expect_revision=args.expect_revision,
             gpu_devices=claim.devices,
+            server=use_server,
         )
         run_job(request)
     return 0

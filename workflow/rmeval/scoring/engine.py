@@ -144,7 +144,9 @@ def score_rows(
                 report.resumed_rows = restored
         checkpoint.start()
 
-    progress = Progress(f"score {model_name}", count, done_rows=report.resumed_rows, every_s=settings.progress_every_s)
+    costs = prepared.costs.astype(np.float64)
+    progress = Progress(f"score {model_name}", count, done_rows=report.resumed_rows, every_s=settings.progress_every_s,
+                        total_work=float(costs.sum()), done_work=float(costs[results.done].sum()))
     if report.resumed_rows:
         progress.message(f"resuming from checkpoint: {report.resumed_rows}/{count} rows already scored")
     budget = settings.token_budget
@@ -190,16 +192,21 @@ def score_rows(
             report.batches += 1
             report.scored_rows += len(batch)
             report.scored_tokens += tokens
-            progress.update(len(batch), tokens, note=f"budget {budget}")
+            progress.update(len(batch), tokens, note=f"budget {budget}", work=float(costs[batch].sum()))
             if checkpoint is not None and settings.checkpoint_every > 0:
                 unsaved.append(batch)
                 unsaved_rows += len(batch)
                 if unsaved_rows >= settings.checkpoint_every:
                     checkpoint.append(results.frame(pairs.ids, np.concatenate(unsaved), with_index=True))
                     unsaved, unsaved_rows = [], 0
-    except RmevalError:
+    except RmevalError as error:
         if checkpoint is not None:
-            checkpoint.clear()  # a deterministic failure (NaN, no fit): resuming would only repeat it
+            if getattr(error, "keeps_checkpoint", False):
+                # The model server died or hung: not this job's data. Keep what is scored for the rerun.
+                if unsaved:
+                    checkpoint.append(results.frame(pairs.ids, np.concatenate(unsaved), with_index=True))
+            else:
+                checkpoint.clear()  # a deterministic failure (NaN, no fit): resuming would only repeat it
         raise
     report.score_s = time.monotonic() - started
     if not results.done.all():

@@ -1,6 +1,8 @@
 """One scoring job: input file + model spec -> scores parquet + metadata sidecar.
 
-Runs after the GPUs are claimed (see rmeval.scoring.cli), so importing torch here is safe.
+Runs after the GPUs are claimed (see rmeval.scoring.cli), so importing torch here is safe. With
+`server=True` the model lives in the run's model server (rmeval.scoring.server), which holds the GPUs,
+and this process imports neither torch nor transformers.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class JobRequest:
     gpu_devices: tuple[str, ...] = ()
     compile: bool = False  # wrap the model in torch.compile(dynamic=True): pays off on large jobs
     expect_revision: str | None = None  # from a lock: the commit / fingerprint the job must load
+    server: bool = False  # score through the run's model server (loaded once per model) instead of in-process
 
 
 def file_sha256(path: Path) -> str:
@@ -92,9 +95,34 @@ def _versions() -> dict[str, str]:
     return versions
 
 
+def load_local_scorer(request: JobRequest, runtime: Runtime) -> tuple[Any, float]:
+    """Load the adapter in this process (compiled when asked); returns (scorer, seconds)."""
+    from rmeval.models import load_scorer
+
+    started = time.monotonic()
+    scorer = load_scorer(request.spec, runtime)
+    if request.compile and getattr(scorer, "model", None) is not None:
+        import torch
+
+        # dynamic=True: batch shapes vary with the token budget; one compile serves them all.
+        scorer.model = torch.compile(scorer.model, dynamic=True)
+    return scorer, time.monotonic() - started
+
+
+def process_age_s() -> float | None:
+    """Seconds since this process started (from /proc), so start-up includes interpreter and imports."""
+    import os
+
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return uptime - ticks / os.sysconf("SC_CLK_TCK")
+
+
 def run_job(request: JobRequest) -> dict[str, Any]:
     """Score one input file; write the parquet and the meta sidecar atomically; return the meta."""
-    from rmeval.models import load_scorer
     from rmeval.scoring.atomic import write_json_atomic, write_parquet_atomic
     from rmeval.scoring.checkpoint import Checkpoint
     from rmeval.scoring.engine import EngineSettings, score_rows
@@ -104,21 +132,21 @@ def run_job(request: JobRequest) -> dict[str, Any]:
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     pairs = load_pairs(request.input, request.task)
     input_sha256 = file_sha256(request.input)
-    runtime = resolve_runtime(request)
-    load_started = time.monotonic()
-    scorer = load_scorer(request.spec, runtime)
-    if request.compile and getattr(scorer, "model", None) is not None:
-        import torch
+    server_meta: dict[str, Any] | None = None
+    if request.server:
+        from rmeval.scoring.client import open_remote_scorer
 
-        # dynamic=True: batch shapes vary with the token budget; one compile serves them all.
-        scorer.model = torch.compile(scorer.model, dynamic=True)
-    load_s = time.monotonic() - load_started
+        scorer, runtime, load_s, server_meta = open_remote_scorer(request)
+    else:
+        runtime = resolve_runtime(request)
+        scorer, load_s = load_local_scorer(request, runtime)
     try:
         if request.expect_revision:  # a lock names the commit / fingerprint this job must load
             check_loaded_revision(request.spec.name, request.expect_revision, scorer.describe().get("revision"))
         prepare_started = time.monotonic()
         prepared = scorer.prepare(pairs)
         prepare_s = time.monotonic() - prepare_started
+        startup_s = process_age_s()
         if scorer.budget_unit == "tokens":
             budget = request.token_budget or DEFAULT_TOKEN_BUDGET["cpu" if runtime.device == "cpu" else "cuda"]
         else:
@@ -158,6 +186,9 @@ def run_job(request: JobRequest) -> dict[str, Any]:
         "wall_s": round(wall_s, 3),
         "load_s": round(load_s, 3),
         "prepare_s": round(prepare_s, 3),
+        # Process start to the first forward pass: interpreter, imports, model load or server connect, prepare.
+        "startup_s": round(startup_s, 3) if startup_s is not None else None,
+        "model_server": server_meta,
         "score_s": round(report.score_s, 3),
         # Throughput of the forward passes this run did (resumed rows are not re-counted).
         "tokens_per_s": round(report.scored_tokens / report.score_s, 1) if report.score_s > 0 else None,
@@ -171,7 +202,7 @@ def run_job(request: JobRequest) -> dict[str, Any]:
         "oom_backoffs": report.oom_backoffs,
         "resumed_rows": report.resumed_rows,
         "threads": request.threads,
-        "gpu_devices": list(request.gpu_devices),
+        "gpu_devices": list(server_meta["gpu_devices"] if server_meta else request.gpu_devices),
         "started_at": started_at,
         "versions": _versions(),
         "adapter_details": description,

@@ -1,0 +1,252 @@
+"""The run's model server (rmeval.scoring.server / client): real `rmeval score` processes, a real server process
+over a Unix socket, real SIGKILL / SIGSTOP. Rewards must match the in-process path exactly, and a job whose
+server dies or hangs fails with one line and resumes from its checkpoint on the rerun."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from rmeval.registry import spec_from_mapping
+from rmeval.scoring.address import RUN_ENV, owner_alive, process_start_ticks, run_environment, server_address
+from rmeval.scoring.cli import wants_server
+
+WORDS = ("we study reward models group fairness across scientific disciplines tensor networks volatility "
+         "auctions protein folding beamforming stochastic gradient").split()
+
+
+def _papers(path: Path, count: int, seed: int = 0) -> Path:
+    rng = np.random.default_rng(seed)
+    pd.DataFrame({
+        "id": [f"2401.{i:05d}" for i in range(count)],
+        "title": [" ".join(rng.choice(WORDS, 5)).title() for _ in range(count)],
+        "abstract": [" ".join(rng.choice(WORDS, int(rng.integers(4, 120)))) + "." for _ in range(count)],
+        "categories": "cs.LG",
+        "group": "computer_science",
+    }).to_parquet(path)
+    return path
+
+
+def alive(pid: int) -> bool:
+    """Running (a killed server may stay a zombie until something reaps it: that is not running)."""
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+def _spec(model_dir: Path) -> str:
+    return spec_from_mapping({"name": "tiny", "path": str(model_dir), "resources": {"gpu": 0}}, where="test").to_json()
+
+
+class Run:
+    """A working directory and a run id owned by a `sleep` process that stands in for Snakemake."""
+
+    def __init__(self, workdir: Path, model_dir: Path, hang_s: float = 60.0) -> None:
+        self.workdir = workdir
+        self.spec = _spec(model_dir)
+        self.owner = subprocess.Popen(["sleep", "600"])
+        self.run_id = f"{self.owner.pid}:{process_start_ticks(self.owner.pid)}"
+        self.env = {**os.environ, RUN_ENV: self.run_id, "HF_HUB_OFFLINE": "1", "RMEVAL_SERVER_HANG_S": str(hang_s),
+                    "RMEVAL_SERVER_IDLE_S": "120"}
+
+    def command(self, data: Path, output: Path, *extra: str) -> list[str]:
+        return [sys.executable, "-m", "rmeval", "score", "--spec", self.spec, "--task", "fairness", "--input",
+                str(data), "--output", str(output), "--threads", "1", "--progress-every", "0", *extra]
+
+    def score(self, data: Path, output: Path, *extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(self.command(data, output, *extra), cwd=self.workdir, env=self.env,
+                              capture_output=True, text=True, timeout=300)
+
+    def server_dir(self) -> Path:
+        return self.workdir / ".snakemake" / "rmeval-servers"
+
+    def server_pids(self) -> list[int]:
+        pids = []
+        for state in self.server_dir().glob("*.state"):
+            document = json.loads(state.read_text())
+            if document.get("phase") != "exiting" and alive(document["pid"]):
+                pids.append(document["pid"])
+        return pids
+
+    def end(self) -> None:
+        self.owner.kill()
+        self.owner.wait()
+
+
+@pytest.fixture
+def run(tmp_path: Path, tiny_model_dir: Path):
+    started = Run(tmp_path, tiny_model_dir)
+    yield started
+    started.end()
+    deadline = time.monotonic() + 10
+    while started.server_pids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    leftover = started.server_pids()
+    for pid in leftover:
+        os.kill(pid, signal.SIGKILL)
+    assert not leftover, f"model servers outlived their run: {leftover}"
+
+
+def _in_process(spec: str, data: Path, output: Path, **settings) -> None:
+    """The cold path (model loaded in this process, torch already imported here): the reference."""
+    import torch
+    from rmeval.registry import ModelSpec
+    from rmeval.scoring.job import JobRequest, run_job
+
+    threads = torch.get_num_threads()
+    try:
+        run_job(JobRequest(spec=ModelSpec.from_json(spec), task="fairness", input=data, output=output,
+                           meta=output.with_name(output.stem + ".meta.json"), threads=1, progress_every_s=0,
+                           **settings))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _meta(output: Path) -> dict:
+    return json.loads(output.with_name(output.name.removesuffix(".parquet") + ".meta.json").read_text())
+
+
+def test_jobs_after_the_first_reuse_the_warm_model_with_identical_rewards(run: Run, tmp_path: Path) -> None:
+    inputs = [_papers(tmp_path / f"g{i}.parquet", 40, seed=i) for i in range(3)]
+    for index, data in enumerate(inputs):
+        result = run.score(data, tmp_path / "warm" / f"g{index}.parquet")
+        assert result.returncode == 0, result.stderr
+    metas = [_meta(tmp_path / "warm" / f"g{i}.parquet") for i in range(3)]
+    servers = [meta["model_server"] for meta in metas]
+    assert servers[0]["started_by_this_job"] and not any(s["started_by_this_job"] for s in servers[1:])
+    assert len({s["pid"] for s in servers}) == 1 and [s["jobs_before"] for s in servers] == [0, 1, 2]
+    assert all(meta["load_s"] < 1.0 for meta in metas[1:]), [meta["load_s"] for meta in metas]
+    # The cold path (model loaded in the job) gives the very same rewards, bit for bit.
+    for index, data in enumerate(inputs):
+        cold = tmp_path / "cold" / f"g{index}.parquet"
+        _in_process(run.spec, data, cold)
+        assert _meta(cold)["model_server"] is None
+        pd.testing.assert_frame_equal(pd.read_parquet(cold), pd.read_parquet(tmp_path / "warm" / f"g{index}.parquet"),
+                                      check_exact=True)
+
+
+def _start_slow_job(run: Run, data: Path, output: Path) -> subprocess.Popen:
+    """A job of one-row batches with a checkpoint every 10 rows, stopped at once after its third part."""
+    job = subprocess.Popen(run.command(data, output, "--max-batch-rows", "1", "--checkpoint-every", "10"),
+                           cwd=run.workdir, env=run.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    partial = output.with_name(output.name + ".partial")
+    deadline = time.monotonic() + 120
+    while len(list(partial.glob("part-*.parquet"))) < 3:
+        assert job.poll() is None, f"job ended before its third checkpoint: {job.stderr.read()}"
+        assert time.monotonic() < deadline, "no checkpoint within 120 s"
+        time.sleep(0.005)
+    return job
+
+
+@pytest.mark.parametrize("fault", ["SIGKILL", "SIGSTOP"])
+def test_a_dead_or_hung_server_fails_its_job_with_one_line_and_the_rerun_resumes(
+    tmp_path: Path, tiny_model_dir: Path, fault: str
+) -> None:
+    run = Run(tmp_path, tiny_model_dir, hang_s=3.0)
+    try:
+        data = _papers(tmp_path / "physics.parquet", 600, seed=7)
+        reference = tmp_path / "reference" / "physics.parquet"
+        _in_process(run.spec, data, reference, max_batch_rows=1)
+        output = tmp_path / "faulty" / "physics.parquet"
+        job = _start_slow_job(run, data, output)
+        (server,) = run.server_pids()
+        os.kill(server, getattr(signal, fault))
+        _, stderr = job.communicate(timeout=60)
+        assert job.returncode == 2, stderr
+        errors = [line for line in stderr.splitlines() if "error:" in line]
+        assert len(errors) == 1 and "Traceback" not in stderr, stderr
+        expected = "died during a batch" if fault == "SIGKILL" else "sent nothing for 3 s"
+        assert f"model server for 'tiny' (pid {server}) {expected}" in errors[0]
+        assert "Rerun the workflow: this job resumes from its checkpoint" in errors[0]
+        # A hung server is killed by the job that found it, so the rerun does not wait on it.
+        deadline = time.monotonic() + 10
+        while alive(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(server), "the hung server was left running"
+        partial = output.with_name("physics.parquet.partial")
+        assert len(list(partial.glob("part-*.parquet"))) >= 3, "the job's checkpoint must survive a server fault"
+        assert not output.exists()
+
+        result = run.score(data, output, "--max-batch-rows", "1", "--checkpoint-every", "10")
+        assert result.returncode == 0, result.stderr
+        assert "resuming from checkpoint" in result.stderr and "started model server" in result.stderr
+        meta = _meta(output)
+        assert meta["resumed_rows"] >= 30 and meta["model_server"]["pid"] != server
+        pd.testing.assert_frame_equal(pd.read_parquet(output), pd.read_parquet(reference), check_exact=True)
+    finally:
+        run.end()
+        for pid in run.server_pids():
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_server_that_cannot_load_fails_the_job_with_its_log(run: Run, tmp_path: Path) -> None:
+    broken = tmp_path / "no-such-model"
+    run.spec = spec_from_mapping({"name": "broken", "path": str(broken), "resources": {"gpu": 0}}, where="t").to_json()
+    result = run.score(_papers(tmp_path / "a.parquet", 5), tmp_path / "out" / "a.parquet")
+    assert result.returncode == 2
+    (line,) = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert "model server for 'broken' exited with status 2 while starting" in line
+    assert "is not a model directory" in line, line  # the server log's last lines name the cause
+    assert not (tmp_path / "out" / "a.parquet").exists()
+
+
+def test_the_server_ends_with_its_run_and_two_runs_never_share_one(tmp_path: Path, tiny_model_dir: Path) -> None:
+    data = _papers(tmp_path / "a.parquet", 10)
+    first, second = Run(tmp_path, tiny_model_dir), Run(tmp_path, tiny_model_dir)
+    try:
+        for index, run in enumerate((first, second)):
+            result = run.score(data, tmp_path / f"run{index}" / "a.parquet")
+            assert result.returncode == 0, result.stderr
+        pids = [_meta(tmp_path / f"run{i}" / "a.parquet")["model_server"]["pid"] for i in range(2)]
+        assert pids[0] != pids[1], "two runs in one working directory shared a model server"
+        first.end()
+        deadline = time.monotonic() + 10
+        while alive(pids[0]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(pids[0]), "the server outlived the run that started it"
+        assert alive(pids[1]), "the other run's server must keep running"
+    finally:
+        first.end()
+        second.end()
+        for pid in second.server_pids():
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_server_keys_separate_runs_directories_and_settings(tmp_path: Path) -> None:
+    base = server_address("m", "1:2", ["spec", "cpu"], workdir=tmp_path)
+    assert base == server_address("m", "1:2", ["spec", "cpu"], workdir=tmp_path)
+    others = [server_address("m", "1:3", ["spec", "cpu"], workdir=tmp_path),
+              server_address("m", "1:2", ["spec", "cpu"], workdir=tmp_path / "other"),
+              server_address("m", "1:2", ["spec2", "cpu"], workdir=tmp_path)]
+    assert len({base.key, *(other.key for other in others)}) == 4
+    assert base.socket.parent == (tmp_path / ".snakemake" / "rmeval-servers").resolve()
+    assert owner_alive(run_environment()[RUN_ENV]) and not owner_alive(f"{os.getpid()}:1")
+
+
+def test_api_models_and_slurm_jobs_need_no_server(tmp_path: Path) -> None:
+    local = spec_from_mapping({"name": "m", "path": str(tmp_path)}, where="t")
+    api = spec_from_mapping({"name": "n", "path": "nvidia/x", "adapter": "nemotron-api",
+                             "options": {"base_url": "http://127.0.0.1:1/v1"}}, where="t")
+    in_run = {RUN_ENV: "1:2"}
+    assert wants_server(local, None, in_run) and not wants_server(local, None, {})
+    assert not wants_server(local, None, {**in_run, "SLURM_JOB_ID": "7"})
+    assert not wants_server(api, None, in_run) and not wants_server(api, True, in_run)
+    assert not wants_server(local, False, in_run) and wants_server(local, True, {})
+
+
+def test_gpu_waiters_are_counted_and_stale_ones_removed(tmp_path: Path) -> None:
+    from rmeval.devices import _try_lock, _waiter_path, gpu_waiters
+
+    fd = _try_lock(_waiter_path(tmp_path))
+    assert fd is not None and gpu_waiters(tmp_path) == 1
+    os.close(fd)  # as if the waiter had died: its lock is free
+    assert gpu_waiters(tmp_path) == 0 and not list(tmp_path.glob("waiting-*"))
