@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Stands in for the lead's Snakefile + common.smk: GROUPS, config_path and json, as common.smk provides them.
+# Stands in for the Snakefile + common.smk: GROUPS, config_path, benchmark_file and json, as common.smk provides them.
 SNAKEFILE = """
 import json
 from pathlib import Path
@@ -24,6 +24,9 @@ GROUPS = list(config["groups"])
 
 def config_path(value):
     return str(Path(value))
+
+def benchmark_file(path):
+    return f"results/benchmarks/{{path}}"
 
 wildcard_constraints:
     group="|".join(GROUPS),

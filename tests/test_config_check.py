@@ -54,7 +54,7 @@ def test_shipped_configs_are_valid_and_defaults_match_snakemake_validate():
         (lambda c: c["arxiv"].update(papers_per_group="many"),
          ["arxiv.papers_per_group: got 'many' (a string); expected an integer >= 1"]),
         (lambda c: c["arxiv"].update(source="snapshott"),
-         ["arxiv.source: got 'snapshott'; allowed: snapshot, api; did you mean `snapshot`?"]),
+         ["arxiv.source: got 'snapshott'; allowed: snapshot, api, lock; did you mean `snapshot`?"]),
         (lambda c: c["arxiv"].update(source="snapshot"),
          ["arxiv.snapshot: missing; required when arxiv.source is 'snapshot'"]),
         (lambda c: c["arxiv"].update(allow_fewer="balancd"),

@@ -84,7 +84,7 @@ def test_snakemake_with_a_direct_and_a_pairwise_judge(shared_data, tiny_model_di
         assert side["judge-pairwise", "pairwise"]["rewardbench_setup"] == "judge-pairwise"
         assert side["judge-direct", "scalar"]["kind"] == "LLM judge"
         table_md = (results / "tables" / "rewardmath_metrics.md").read_text()
-        rows_md = {line.split("|")[1].strip(): line for line in table_md.splitlines() if line.startswith("| judge-")}
+        rows_md = {line.split("|")[1].strip().removesuffix("†").strip(): line for line in table_md.splitlines() if line.startswith("| judge-")}
         assert "LLM judge" in rows_md["judge-pairwise"] and "| pairwise |" in rows_md["judge-pairwise"]
         assert "LLM judge" in rows_md["judge-direct"] and "| direct |" in rows_md["judge-direct"]
 

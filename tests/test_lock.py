@@ -103,7 +103,10 @@ def test_lock_records_papers_with_versions_models_and_software(locked_run):
     assert len(lock.config_sha256) == 64 and lock.rmeval
     summary = pd.read_csv(locked_run.workdir / "results" / "lock_summary.csv").set_index(["item", "name"])
     assert summary.loc[("group", "physics"), "locked"].startswith("8 papers")
-    assert summary.loc[("model", "tiny"), "locked"].endswith(f"@ {model.revision}, float32")
+    assert summary.loc[("model", "tiny"), "locked"].endswith(
+        f"@ {model.revision}, float32, template_hash {model.extra['template_hash']}")
+    # the template hash the scoring sidecar records (rmeval.models.chat)
+    assert f'"chat_template_sha256": "{model.extra["template_hash"]}"' in json.dumps(meta)
 
 
 def test_lock_is_byte_identical_on_a_rerun(locked_run):

@@ -81,6 +81,8 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
     (workdir / "Snakefile").write_text(
         f'configfile: "config.yaml"\n\n'
         f'report: "{REPORT_DIR / "workflow.rst"}"\n\n'
+        # benchmark_file() as common.smk defines it
+        "def benchmark_file(path):\n    return f'results/benchmarks/{path}'\n\n\n"
         f'include: "{REPO_ROOT / "workflow" / "rules" / "figures.smk"}"\n\n\n'
         "rule all:\n"
         "    input:\n"

@@ -104,6 +104,8 @@ class ModelServer:
             prepared = scorer.prepare(payload)
             return {"prepared": prepared, "prepare_s": time.monotonic() - started}
         scorer = session.get("scorer")
+        if op == "describe" and scorer is None:  # the loaded model (revision, dtype): a lock checks it before prepare
+            return self.base.describe()
         if scorer is None:
             raise RmevalError(f"model server: {op!r} before 'prepare'")
         if op == "score":
