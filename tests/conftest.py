@@ -87,3 +87,20 @@ def e2e_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, tiny_mo
     run_snakemake(workdir, configfile, "--cores", "2")
     wall = time.perf_counter() - started
     return WorkflowRun(workdir, configfile, wall, ("tiny-a", "tiny-b"), tuple(PAPER_GROUPS))
+
+
+def xdist_group_of(item: pytest.Item) -> str:
+    """Which tests share a pytest-xdist worker (`--dist loadgroup`): those of one file (their module-scoped
+    fixtures build once), the users of the session-wide `e2e_run` (one end-to-end run, not one per worker), and
+    all drills (one record of faults and inputs, tests/drills/conftest.py)."""
+    path = item.nodeid.split("::")[0]
+    if "e2e_run" in getattr(item, "fixturenames", ()):
+        return "e2e_run"
+    if path.startswith("tests/drills/"):
+        return "drills"
+    return path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))

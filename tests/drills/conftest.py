@@ -80,6 +80,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    # Under pytest-xdist every process ends its session here; the drills all run in one worker (xdist group
+    # "drills", tests/conftest.py), so only that one has rows: the others must not overwrite its record.
     target = os.environ.get("RMEVAL_DRILL_RECORD")
-    if target:
+    if target and _ALL_ROWS:
         Path(target).write_text(json.dumps([asdict(r) for r in _ALL_ROWS], indent=1))
