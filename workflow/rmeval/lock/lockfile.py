@@ -190,4 +190,6 @@ def load_lock(path: str | Path) -> Lock:
 
 
 def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    from rmeval.arxiv.io_utils import sha256_file
+
+    return sha256_file(path)

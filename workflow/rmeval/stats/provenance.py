@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rmeval.arxiv.io_utils import sha256_file
 from rmeval.errors import RmevalError
 from rmeval.stats.loading import ScoreSet
 
@@ -162,14 +163,6 @@ def footnote(scores: ScoreSet, manifests: dict[str, dict[str, Any]], manifest_di
 # ---------------------------------------------------------------- the full record
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _score_meta(source: Path) -> dict[str, Any] | None:
     meta = source.with_name(source.name.rsplit(".", 1)[0] + ".meta.json")
     try:
@@ -195,7 +188,7 @@ def record(scores: ScoreSet, manifests: dict[str, dict[str, Any]], manifest_dir:
     models: dict[str, Any] = {}
     for model in scores.models:
         models[model.model] = {
-            g.group: {"path": str(g.source), "rows": g.n, "sha256": _file_sha256(g.source),
+            g.group: {"path": str(g.source), "rows": g.n, "sha256": sha256_file(g.source),
                       "meta": _score_meta(g.source)}
             for g in model.groups
         }
@@ -249,14 +242,10 @@ def to_markdown(document: dict[str, Any]) -> str:
 
 def write(document: dict[str, Any], out_dir: Path) -> list[Path]:
     """provenance.json and provenance.md, atomically."""
-    import os
-
-    from rmeval.scoring.atomic import write_json_atomic
+    from rmeval.scoring.atomic import write_json_atomic, write_text_atomic
 
     json_path = out_dir / f"{PROVENANCE_STEM}.json"
     write_json_atomic(document, json_path)
     md_path = out_dir / f"{PROVENANCE_STEM}.md"
-    temporary = md_path.with_name(md_path.name + ".tmp")
-    temporary.write_text(to_markdown(document), encoding="utf-8")
-    os.replace(temporary, md_path)
+    write_text_atomic(to_markdown(document), md_path)
     return [json_path, md_path]

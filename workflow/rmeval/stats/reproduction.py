@@ -274,7 +274,7 @@ def table_note(rows: list[dict[str, Any]], notes: list[str], papers: list[str]) 
 def write(rows: list[dict[str, Any]], notes: list[str], papers: list[str], out_dir: Path) -> list[Path]:
     import pandas as pd
 
-    from rmeval.stats.tables import _atomic_write
+    from rmeval.scoring.atomic import write_text_atomic
     from rmeval.tables import render_latex, render_markdown
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -291,7 +291,7 @@ def write(rows: list[dict[str, Any]], notes: list[str], papers: list[str], out_d
     paths = []
     for suffix, text in texts.items():
         path = out_dir / f"reproduction.{suffix}"
-        _atomic_write(path, text)
+        write_text_atomic(text, path)
         paths.append(path)
     return paths
 

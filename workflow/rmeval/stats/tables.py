@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmeval.scoring.atomic import write_text_atomic
 from rmeval.tables import Column, render_latex, render_markdown
 
 if TYPE_CHECKING:
@@ -130,14 +131,6 @@ def to_latex(table: Table) -> str:
                         generator="`rmeval fairness-stats`")
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    import os
-
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-
-
 def write_table(table: Table, out_dir: Path, formats: tuple[str, ...] = ("csv", "md", "tex")) -> list[Path]:
     """Write the table in each format atomically (`path.tmp` then rename)."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -152,6 +145,6 @@ def write_table(table: Table, out_dir: Path, formats: tuple[str, ...] = ("csv", 
             text = to_latex(table)
         else:
             raise ValueError(fmt)
-        _atomic_write(path, text)
+        write_text_atomic(text, path)
         written.append(path)
     return written
