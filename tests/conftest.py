@@ -35,7 +35,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny Llama-style reward model saved with save_pretrained (seed 0)."""
-    from rmeval.models.tiny import build_tiny_model
+    from rmeval.testing.tiny_model import build_tiny_model
 
     out = tmp_path_factory.mktemp("tiny-model-seed0")
     build_tiny_model(out, seed=0)
@@ -44,7 +44,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model_dir_seed1(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from rmeval.models.tiny import build_tiny_model
+    from rmeval.testing.tiny_model import build_tiny_model
 
     out = tmp_path_factory.mktemp("tiny-model-seed1")
     build_tiny_model(out, seed=1)

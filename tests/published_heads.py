@@ -190,7 +190,7 @@ KINDS = {
 
 def llama3_tokenizer():
     """The tiny byte-level tokenizer in Llama-3's layout: its post-processor adds <|begin_of_text|>."""
-    from rmeval.models.tiny import BOS, build_tokenizer
+    from rmeval.testing.tiny_model import BOS, build_tokenizer
     from tokenizers import processors
 
     tokenizer = build_tokenizer()
@@ -206,7 +206,7 @@ def llama3_tokenizer():
 
 def mistral_tokenizer():
     """A small SentencePiece-style BPE in Mistral's layout: `▁` word pieces, <s> prepended, no pad."""
-    from rmeval.models.tiny import corpus_text
+    from rmeval.testing.tiny_model import corpus_text
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 

@@ -15,11 +15,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
-from rmeval.arxiv.api import ApiFetcher, ApiSettings, build_query
-from rmeval.arxiv.categories import load_table, resolve_group
-from rmeval.arxiv.collect import DateWindow
-from rmeval.arxiv.fetch import fetch_candidates
-from rmeval.arxiv.settings import ArxivSettings
+from rmeval.benchmarks.fairness.arxiv.api import ApiFetcher, ApiSettings, build_query
+from rmeval.benchmarks.fairness.arxiv.categories import load_table, resolve_group
+from rmeval.benchmarks.fairness.arxiv.collect import DateWindow
+from rmeval.benchmarks.fairness.arxiv.fetch import fetch_candidates
+from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.errors import RmevalError
 from workflow_helpers import PAPER_GROUPS
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from rmeval.arxiv.categories import Membership, check_disjoint, load_table, resolve_group
+from rmeval.benchmarks.fairness.arxiv.categories import Membership, check_disjoint, load_table, resolve_group
 from rmeval.errors import RmevalError
 from workflow_helpers import PAPER_GROUPS
 

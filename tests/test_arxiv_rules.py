@@ -26,7 +26,7 @@ def config_path(value):
     return str(Path(value))
 
 def benchmark_file(path):
-    return f"results/benchmarks/{{path}}"
+    return f"results/perf/{{path}}"
 
 wildcard_constraints:
     group="|".join(GROUPS),

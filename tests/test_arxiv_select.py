@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from rmeval.arxiv.fetch import fetch_candidates
-from rmeval.arxiv.select import content_sha256, select_groups
-from rmeval.arxiv.settings import ArxivSettings
+from rmeval.benchmarks.fairness.arxiv.fetch import fetch_candidates
+from rmeval.benchmarks.fairness.arxiv.select import content_sha256, select_groups
+from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.cli import main as rmeval_main
 from rmeval.errors import RmevalError
 

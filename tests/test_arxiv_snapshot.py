@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from rmeval.arxiv.fetch import fetch_candidates
-from rmeval.arxiv.records import canonical_id, normalize_text
-from rmeval.arxiv.settings import ArxivSettings
+from rmeval.benchmarks.fairness.arxiv.fetch import fetch_candidates
+from rmeval.benchmarks.fairness.arxiv.records import canonical_id, normalize_text
+from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.cli import main as rmeval_main
 from rmeval.errors import RmevalError
 from workflow_helpers import PAPER_GROUPS
@@ -119,8 +119,8 @@ def test_sample_depends_on_seed_not_on_file_order(tmp_path):
 
 
 def test_memory_is_bounded_by_the_sample(tmp_path):
-    from rmeval.arxiv.records import Paper
-    from rmeval.arxiv.sampling import HashSampler
+    from rmeval.benchmarks.fairness.arxiv.records import Paper
+    from rmeval.benchmarks.fairness.arxiv.sampling import HashSampler
 
     sampler = HashSampler(capacity=25, seed=3)
     for i in range(5000):
@@ -334,7 +334,7 @@ def test_a_duplicate_id_keeps_its_latest_version_whatever_the_line_order(tmp_pat
 
 
 def test_version_number_reads_kaggle_versions_and_api_ids():
-    from rmeval.arxiv.records import version_number
+    from rmeval.benchmarks.fairness.arxiv.records import version_number
 
     assert version_number("2104.12255", [{"version": "v1"}, {"version": "v4"}]) == 4
     assert version_number("http://arxiv.org/abs/2104.12255v3") == 3

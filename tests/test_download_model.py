@@ -15,8 +15,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-from rmeval.models.download import ignore_patterns
 from rmeval.registry import ModelResources, ModelSpec
+from rmeval.scoring.download import ignore_patterns
 
 REPO_ID = "rmeval-test/tiny-rm"
 GATED_ID = "rmeval-test/gated-rm"

@@ -13,11 +13,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from rmeval.benchmarks.fairness.figures import (
+    gap_forest,
+    gap_vs_rank,
+    group_means,
+    length_adjusted,
+    standardized,
+)
+from rmeval.benchmarks.fairness.figures.cli import FIGURE_NAMES, draw_figures
+from rmeval.benchmarks.fairness.figures.inputs import TablePaths, read_gap, read_group_means, read_rank_points
 from rmeval.cli import main as rmeval_main
 from rmeval.errors import RmevalError
-from rmeval.figures import gap_forest, gap_vs_rank, group_means, length_adjusted, standardized
-from rmeval.figures.cli import FIGURE_NAMES, draw_figures
-from rmeval.figures.inputs import TablePaths, read_gap, read_group_means, read_rank_points
 from scipy import stats
 
 GROUPS = (
@@ -398,7 +404,7 @@ def test_missing_table_names_the_file(tmp_path: Path) -> None:
 def test_figures_never_import_torch_and_the_cli_imports_lazily(tables: Path, tmp_path: Path) -> None:
     script = (
         "import sys\n"
-        "import rmeval.figures.cli as cli\n"
+        "import rmeval.benchmarks.fairness.figures.cli as cli\n"
         "lazy = [name for name in ('matplotlib', 'pandas', 'numpy', 'scipy') if name in sys.modules]\n"
         "assert not lazy, f'imported at module load: {lazy}'\n"
         f"assert cli.main(['--tables', {str(tables)!r}, '--out', {str(tmp_path / 'out')!r}, '--dpi', '50']) == 0\n"

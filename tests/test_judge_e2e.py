@@ -137,7 +137,7 @@ def transformers_server(tmp_path_factory):
     missing = [name for name in ("fastapi", "uvicorn", "openai") if importlib.util.find_spec(name) is None]
     if missing or shutil.which("transformers") is None:
         pytest.skip(f"`transformers serve` needs {missing or ['the transformers CLI']} (pip install -e '.[test]')")
-    from rmeval.models.tiny import build_tiny_model
+    from rmeval.testing.tiny_model import build_tiny_model
 
     model_dir = build_tiny_model(tmp_path_factory.mktemp("tiny-lm"), seed=0, kind="prm")  # a LlamaForCausalLM
     port = _free_port()

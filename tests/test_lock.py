@@ -19,8 +19,8 @@ from urllib.parse import parse_qs, urlsplit
 import pandas as pd
 import pytest
 import yaml
-from rmeval.arxiv.records import canonical_id, id_version, latest_version
-from rmeval.arxiv.settings import ArxivSettings
+from rmeval.benchmarks.fairness.arxiv.records import canonical_id, id_version, latest_version
+from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.errors import RmevalError
 from rmeval.lock.diff import diff_locks
 from rmeval.lock.lockfile import LockedPaper, load_lock, parse_lock
@@ -85,7 +85,7 @@ def test_lock_records_papers_with_versions_models_and_software(locked_run):
     assert "fetched_at" not in text and "wall_s" not in text  # nothing time-dependent
     assert list(document["groups"]) == list(GROUPS)
     lock = load_lock(locked_run.lock)
-    from rmeval.arxiv.select import content_sha256
+    from rmeval.benchmarks.fairness.arxiv.select import content_sha256
 
     for name, group in lock.groups.items():
         data = pd.read_parquet(locked_run.workdir / "results" / "data" / f"{name}.parquet")
@@ -280,8 +280,8 @@ def _api_settings(server: RecordedArxiv, tmp_path: Path, source: str = "api") ->
 
 def _api_lock(server: RecordedArxiv, tmp_path: Path) -> Path:
     """Sample through the search path (arxiv-fetch + arxiv-select), then `rmeval lock write`."""
-    from rmeval.arxiv.fetch import fetch_candidates
-    from rmeval.arxiv.select import select_groups
+    from rmeval.benchmarks.fairness.arxiv.fetch import fetch_candidates
+    from rmeval.benchmarks.fairness.arxiv.select import select_groups
     from rmeval.lock.cli import main as lock_main
 
     settings = _api_settings(server, tmp_path)

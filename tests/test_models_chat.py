@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rmeval.errors import RmevalError
 from rmeval.models.chat import RowEncoder, chat_template_renderer
-from rmeval.models.tiny import BOS, build_tokenizer
+from rmeval.testing.tiny_model import BOS, build_tokenizer
 
 NO_BOS_TEMPLATE = "{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>{{ m['content'] }}<|eot_id|>{% endfor %}"
 

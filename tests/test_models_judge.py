@@ -299,8 +299,8 @@ def test_max_length_truncates_solutions_and_flags_them(sample_tables: Path, tmp_
 
 
 def test_stats_tables_label_a_fairness_judge(tmp_path: Path) -> None:
-    from rmeval.stats.judges import FOOTNOTE, JUDGE_SUFFIX, judge_models, labelled
-    from rmeval.stats.tables import Table, to_markdown
+    from rmeval.benchmarks.fairness.stats.judges import FOOTNOTE, JUDGE_SUFFIX, judge_models, labelled
+    from rmeval.benchmarks.fairness.stats.tables import Table, to_markdown
 
     for model, adapter in (("rm", "sequence-classification"), ("judge", "judge")):
         (tmp_path / model).mkdir()

@@ -31,11 +31,11 @@ import yaml
 from rmeval.models import load_scorer
 from rmeval.models.base import Runtime
 from rmeval.models.chat import template_sha256
-from rmeval.models.tiny import corpus_text
 from rmeval.registry import spec_from_mapping
 from rmeval.scoring.engine import EngineSettings, score_rows
 from rmeval.scoring.job import JobRequest, run_job
 from rmeval.tasks import Pairs
+from rmeval.testing.tiny_model import corpus_text
 from tokenizer_layouts import (
     LAYOUTS,
     MISTRAL_TEMPLATE,

@@ -13,11 +13,11 @@ import pytest
 from rmeval.errors import RmevalError
 from rmeval.models import load_scorer
 from rmeval.models.base import Runtime
-from rmeval.models.tiny import PRM_STEP_TAG, build_tiny_model
 from rmeval.registry import spec_from_mapping
 from rmeval.scoring.engine import EngineSettings, score_rows
 from rmeval.scoring.job import JobRequest, run_job
 from rmeval.tasks import Pairs
+from rmeval.testing.tiny_model import PRM_STEP_TAG, build_tiny_model
 
 STEPS = [
     ["Let x be the number of apples.", "Then 3x + 2 = 11, so 3x = 9.", "Therefore x = 3. The answer is 3."],

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from rmeval.models.tiny import BOS, PRM_STEP_TAG, build_tokenizer
+from rmeval.testing.tiny_model import BOS, PRM_STEP_TAG, build_tokenizer
 
 
 def _reward(model_dir: Path, text_pairs: list[tuple[str, str]]) -> list[float]:
@@ -66,7 +66,7 @@ def test_tiny_model_cli_writes_a_prm(tmp_path: Path) -> None:
 
 
 def test_tiny_model_rejects_unknown_kind(tmp_path: Path) -> None:
-    from rmeval.models.tiny import build_tiny_model
+    from rmeval.testing.tiny_model import build_tiny_model
 
     with pytest.raises(ValueError, match="unknown tiny model kind"):
         build_tiny_model(tmp_path, kind="bogus")

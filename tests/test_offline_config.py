@@ -15,7 +15,7 @@ OFFLINE = REPO_ROOT / "config" / "offline.yaml"
 
 
 def test_offline_config_runs_end_to_end_without_network(tmp_path, shared_data):
-    from rmeval.models.tiny import build_tiny_model
+    from rmeval.testing.tiny_model import build_tiny_model
 
     config = yaml.safe_load(OFFLINE.read_text())
     (model,) = config["models"]

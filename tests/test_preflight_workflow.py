@@ -32,7 +32,7 @@ def snakemake(workdir: Path, configfile: Path | None, *args: str, env: dict[str,
 
 
 def write_snapshot(path: Path, per_category: dict[str, int]) -> Path:
-    """A Kaggle-format snapshot (the fields rmeval.arxiv.snapshot reads) with n papers per category."""
+    """A Kaggle-format snapshot (the fields rmeval.benchmarks.fairness.arxiv.snapshot reads) with n papers per category."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         serial = 0

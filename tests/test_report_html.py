@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from chromium import chromium_path, render_page_images, render_report
-from rmeval.figures.cli import FIGURE_NAMES
+from rmeval.benchmarks.fairness.figures.cli import FIGURE_NAMES
 from test_figures import write_fixture_tables
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
         f'configfile: "config.yaml"\n\n'
         f'report: "{REPORT_DIR / "workflow.rst"}"\n\n'
         # benchmark_file() as common.smk defines it
-        "def benchmark_file(path):\n    return f'results/benchmarks/{path}'\n\n\n"
+        "def benchmark_file(path):\n    return f'results/perf/{path}'\n\n\n"
         f'include: "{REPO_ROOT / "workflow" / "rules" / "figures.smk"}"\n\n\n'
         "rule all:\n"
         "    input:\n"

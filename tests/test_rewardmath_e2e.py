@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from rmeval.benchmarks.rewardmath.subjects import SUBJECT_SLUGS
 from rmeval.cli import main as rmeval
-from rmeval.rewardmath.subjects import SUBJECT_SLUGS
 from workflow_helpers import REPO_ROOT, run_snakemake, tiny_model_entry, write_config, write_kaggle_snapshot
 
 
 @pytest.fixture(scope="module")
 def tiny_prm_dir(tmp_path_factory) -> Path:
-    from rmeval.models.tiny import build_tiny_model
+    from rmeval.testing.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-prm"), seed=0, kind="prm")
 

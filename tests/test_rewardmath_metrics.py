@@ -7,9 +7,8 @@ import json
 import math
 
 import pytest
-from rmeval.errors import RmevalError
-from rmeval.rewardmath.aggregation import STEP_AGGREGATIONS, aggregate, check_step_scores
-from rmeval.rewardmath.metrics import (
+from rmeval.benchmarks.rewardmath.aggregation import STEP_AGGREGATIONS, aggregate, check_step_scores
+from rmeval.benchmarks.rewardmath.metrics import (
     PairScores,
     ProblemScores,
     bootstrap_means,
@@ -17,7 +16,8 @@ from rmeval.rewardmath.metrics import (
     problem_outcome,
     summarize,
 )
-from rmeval.rewardmath.official import read_rewardmath_file
+from rmeval.benchmarks.rewardmath.official import read_rewardmath_file
+from rmeval.errors import RmevalError
 
 
 def _problem(chosen, rejected, key="p"):

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from rmeval.benchmarks.rewardmath import cli_metrics
+from rmeval.benchmarks.rewardmath.official import model_key, read_rewardbench_file, read_rewardmath_file
 from rmeval.errors import RmevalError
-from rmeval.rewardmath import cli_metrics
-from rmeval.rewardmath.official import model_key, read_rewardbench_file, read_rewardmath_file
 
 REFS = ["human_to_GPT-4", "modified_with_GPT-4", "gpt-3.5-turbo-0125"]
 
@@ -124,7 +124,7 @@ def test_pairwise_null_verdict_is_a_counted_loss(tmp_path):
     rows = [_pairwise_row(["A", "B", "A"]), _pairwise_row(["A", None, "B"])]
     (setup,) = read_rewardmath_file(_write(tmp_path, "judge_pairwise.json", rows))
     assert setup.aggregation == "pairwise" and setup.n_missing_verdicts == 1
-    from rmeval.rewardmath.metrics import summarize
+    from rmeval.benchmarks.rewardmath.metrics import summarize
 
     summary = summarize(setup.problems, n_bootstrap=0)
     assert summary.accuracy == 50.0

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from rmeval.benchmarks.rewardmath import loading, prepare
+from rmeval.benchmarks.rewardmath.subjects import SUBJECT_SLUGS, slugify_subject
 from rmeval.errors import RmevalError
-from rmeval.rewardmath import loading, prepare
-from rmeval.rewardmath.subjects import SUBJECT_SLUGS, slugify_subject
 
 SOLUTION_COLUMNS = ["id", "prompt", "steps", "response", "problem_id", "solution_type", "solution_reference",
                     "subject", "level", "answer"]

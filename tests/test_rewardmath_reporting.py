@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from rmeval.benchmarks.rewardmath import figures, summary
+from rmeval.benchmarks.rewardmath.agreement import rank_agreement, read_points
 from rmeval.cli import main as rmeval
-from rmeval.rewardmath import figures, summary
-from rmeval.rewardmath.agreement import rank_agreement, read_points
 
 PARTIAL_MODEL = "fake-rm"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from rmeval.benchmarks.rewardmath import cli_metrics, figures, prepare
 from rmeval.errors import RmevalError
-from rmeval.rewardmath import cli_metrics, figures, prepare
 
 # problem_id -> (subject, level); four solutions each, the first one chosen.
 PROBLEMS = {"10": ("Algebra", 1), "11": ("Algebra", 5), "12": ("Geometry", 3)}

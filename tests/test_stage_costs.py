@@ -1,11 +1,11 @@
-"""benchmarks/stage_costs.py: per-run folders (a partial rerun is not mixed with the run before) and cpu_time."""
+"""perf/stage_costs.py: per-run folders (a partial rerun is not mixed with the run before) and cpu_time."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "perf"))
 import stage_costs  # noqa: E402
 
 # The columns Snakemake's `benchmark:` directive writes (snakemake/benchmark.py).
@@ -18,7 +18,7 @@ def _tsv(path: Path, seconds: float, cpu: float, rss: str = "100.5") -> None:
 
 
 def test_latest_run_only_and_cpu_time_summed(tmp_path: Path) -> None:
-    bench = tmp_path / "benchmarks"
+    bench = tmp_path / "perf"
     _tsv(bench / "20261201T080000Z" / "score_fairness" / "m" / "a.tsv", 10.0, 8.0)
     _tsv(bench / "20261201T080000Z" / "score_fairness" / "m" / "b.tsv", 12.0, 9.0)
     _tsv(bench / "20261201T080000Z" / "download_model" / "m.tsv", 3.0, 1.0)

@@ -83,7 +83,7 @@ SNAPSHOT_SHA = "5f" * 32
 
 
 def write_manifests(folder: Path) -> Path:
-    """Manifests as `rmeval arxiv-select` writes them (rmeval/arxiv/select.py), for a snapshot source."""
+    """Manifests as `rmeval arxiv-select` writes them (rmeval/benchmarks/fairness/arxiv/select.py), for a snapshot source."""
     folder.mkdir(parents=True, exist_ok=True)
     for index, group in enumerate(GROUPS):
         (folder / f"{group}.manifest.json").write_text(json.dumps({
@@ -362,7 +362,7 @@ def test_stats_commands_do_not_import_torch(full_run: tuple[Path, Path], tmp_pat
 
 
 def test_p_values_and_nan_render_cleanly() -> None:
-    from rmeval.stats.tables import Table, to_latex, to_markdown
+    from rmeval.benchmarks.fairness.stats.tables import Table, to_latex, to_markdown
     from rmeval.tables import Column, format_cell
 
     p = Column("p_value", "p", "p")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from rmeval.stats import crossmodel
+from rmeval.benchmarks.fairness.stats import crossmodel
 from scipy import stats
 
 VECTORS = {

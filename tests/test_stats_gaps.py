@@ -6,7 +6,7 @@ from itertools import permutations
 
 import numpy as np
 import pytest
-from rmeval.stats import gaps
+from rmeval.benchmarks.fairness.stats import gaps
 from scipy import stats
 
 GROUPS = ["a", "b", "c"]

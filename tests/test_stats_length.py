@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from rmeval.benchmarks.fairness.stats.length import ancova
 from rmeval.errors import RmevalError
-from rmeval.stats.length import ancova
 
 
 def _data(offset: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from rmeval.stats import oneway
+from rmeval.benchmarks.fairness.stats import oneway
 from scipy import stats
 
 

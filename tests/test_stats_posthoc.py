@@ -6,7 +6,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from rmeval.stats import posthoc
+from rmeval.benchmarks.fairness.stats import posthoc
 from scipy import stats
 
 GROUPS = ["physics", "math", "cs", "econ"]

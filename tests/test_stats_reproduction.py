@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from rmeval.benchmarks.fairness import reproduction
 from rmeval.cli import main as rmeval_main
-from rmeval.stats import reproduction
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = [REPO / "resources/published/song2025_fairness.yaml", REPO / "resources/published/kim2024_rewardmath.yaml"]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from latex_helpers import compile_tables, needs_pdflatex
+from rmeval.benchmarks.fairness.stats.tables import column_for
 from rmeval.cli import main as rmeval_main
-from rmeval.stats.tables import column_for
 from test_stats_cli import SNAPSHOT_SHA
 from test_stats_reproduction import EIGHT_GROUPS, PUBLISHED, run_eight_group_stats, write_rewardmath_metrics
 
@@ -19,7 +19,7 @@ P_COLUMNS = {"p_value", "welch_p", "kruskal_p", "perm_p_value", "group_p", "leng
 
 
 def _manifests(folder: Path) -> Path:
-    """Manifests as arxiv-select writes them for the API source (rmeval/arxiv/select.py, arxiv/api.py)."""
+    """Manifests as arxiv-select writes them for the API source (rmeval/benchmarks/fairness/arxiv/select.py, arxiv/api.py)."""
     import json
 
     folder.mkdir(parents=True, exist_ok=True)

@@ -132,7 +132,7 @@ def test_rerun_is_a_no_op(e2e_run):
 def test_lock_records_the_run_and_rebuilds_its_groups(e2e_run, tmp_path):
     """results/lock.yaml of the e2e run; its groups rebuilt from the same snapshot hash equal (rmeval.lock)."""
     import yaml
-    from rmeval.arxiv.settings import ArxivSettings
+    from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
     from rmeval.lock.lockfile import load_lock
     from rmeval.lock.rebuild import rebuild
 
@@ -169,7 +169,7 @@ def test_a_deleted_score_file_is_rebuilt_by_a_plain_rerun(e2e_run):
     run_snakemake(e2e_run.workdir, e2e_run.configfile, "--cores", "2")
     pd.testing.assert_frame_equal(pd.read_parquet(target), before, check_exact=True)
     # The rerun's benchmark files sit in their own run folder: nothing mixed with the first run's.
-    runs = sorted(path for path in (e2e_run.results / "benchmarks").iterdir() if path.is_dir())
+    runs = sorted(path for path in (e2e_run.results / "perf").iterdir() if path.is_dir())
     assert len(runs) >= 2
     assert [p.relative_to(runs[-1]).as_posix() for p in (runs[-1] / "score_fairness").rglob("*.tsv")] == [
         f"score_fairness/tiny-a/{e2e_run.groups[0]}.tsv"]

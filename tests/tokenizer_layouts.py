@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rmeval.models.tiny import corpus_text
+from rmeval.testing.tiny_model import corpus_text
 
 # The ids that matter for the tests are spelled out in the tests themselves; these are the layouts.
 LAYOUTS = ("legacy", "non-legacy")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from drill_helpers import AtomServer, api_block, synthetic_papers
-from rmeval.arxiv.fetch import fetch_candidates
-from rmeval.arxiv.settings import ArxivSettings
+from rmeval.benchmarks.fairness.arxiv.fetch import fetch_candidates
+from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.cli import main as rmeval_main
 from rmeval.errors import RmevalError
 from test_models_nemotron import API_KEY, FakeNemotron

@@ -306,7 +306,7 @@ def test_snakemake_dry_run_rejects_duplicate_models(tmp_path: Path, drill) -> No
 
 
 def test_overlapping_groups_are_rejected_by_the_category_check(drill) -> None:
-    from rmeval.arxiv.categories import check_disjoint, load_table, resolve_group
+    from rmeval.benchmarks.fairness.arxiv.categories import check_disjoint, load_table, resolve_group
 
     cases = {"same category": ("eess.SY", ["eess.SY"]), "archive and one of its categories": ("math", ["math.PR"]),
              "alias of a category": ("eess.SY", ["cs.SY"])}
@@ -334,7 +334,7 @@ def test_snakemake_dry_run_rejects_overlapping_groups(tmp_path: Path, drill) -> 
 def test_reference_model_null_gives_a_well_formed_stats_command(tmp_path: Path, drill) -> None:
     import shlex
 
-    from rmeval.stats.cli import build_parser
+    from rmeval.benchmarks.fairness.stats.cli import build_parser
 
     drill("config: reference_model null", "input",
           "reference_model: null (the quick start's value) through `snakemake -n -p`",

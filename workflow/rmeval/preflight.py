@@ -31,7 +31,7 @@ from rmeval.registry import ModelSpec
 
 OFFLINE_DOCS = 'README, "Offline and air-gapped runs"'
 PROBE_TIMEOUT_S = 3.0
-# The snapshot fields the arXiv stage reads (rmeval.arxiv.snapshot); `versions` or `update_date` give the date.
+# The snapshot fields the arXiv stage reads (rmeval.benchmarks.fairness.arxiv.snapshot); `versions` or `update_date` give the date.
 SNAPSHOT_FIELDS = ("id", "title", "abstract", "categories")
 MODES = ("on", "warn", "off")
 SCORE_RULES = frozenset({"download_model", "score_fairness", "rewardmath_score"})
@@ -261,7 +261,7 @@ def collect(
 ) -> list[Problem]:
     """Every problem that blocks a job `relevant` says will run (missing input files excluded)."""
     from rmeval.models import LOCAL_ADAPTERS
-    from rmeval.models.download import looks_local
+    from rmeval.scoring.download import looks_local
 
     problems: list[Problem] = []
     offline = _truthy(env.get("HF_HUB_OFFLINE"))
@@ -304,7 +304,7 @@ def collect(
     datasets: list[tuple[str, str, str]] = []  # (source key, dataset id, fix) for hub datasets not cached
     rewardmath_rules = frozenset({"rewardmath_prepare"})
     if plan.rewardmath.get("enabled") and relevant(rewardmath_rules, None):
-        from rmeval.rewardmath.loading import REWARDBENCH_HF_ID, REWARDMATH_HF_ID
+        from rmeval.benchmarks.rewardmath.loading import REWARDBENCH_HF_ID, REWARDMATH_HF_ID
 
         for source_key, dataset, local_key in (("source", REWARDMATH_HF_ID, "path"),
                                                ("rewardbench_source", REWARDBENCH_HF_ID, "rewardbench_path")):

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from rmeval.errors import RmevalError
 from rmeval.registry import load_registry, resolve_models
-from rmeval.arxiv.categories import check_disjoint, load_table, resolve_group
+from rmeval.benchmarks.fairness.arxiv.categories import check_disjoint, load_table, resolve_group
 from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
 from rmeval.lock.lockfile import config_sha256, file_sha256, load_lock
@@ -24,12 +24,12 @@ from rmeval.scoring.address import run_environment
 os.environ.update(run_environment())
 
 # Benchmark files go to one folder per run, so a partial rerun never mixes its timings with an older run's
-# (benchmarks/stage_costs.py reads the latest). Jobs re-parsing the Snakefile (Slurm) inherit the folder.
+# (perf/stage_costs.py reads the latest). Jobs re-parsing the Snakefile (Slurm) inherit the folder.
 BENCH_RUN = os.environ.setdefault("RMEVAL_BENCH_RUN", time.strftime("%Y%m%dT%H%M%SZ-", time.gmtime()) + str(os.getpid()))
 
 
 def benchmark_file(path):
-    return f"results/benchmarks/{BENCH_RUN}/{path}"
+    return f"results/perf/{BENCH_RUN}/{path}"
 
 
 def repo_path(relative):

@@ -3,7 +3,7 @@
 # The subject list comes from the config (no checkpoint): prepare always writes all seven subject tables.
 import shlex
 
-from rmeval.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
+from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
 
 RM_SUBJECTS = list(REWARDMATH.get("subjects") or SUBJECT_SLUGS)
 RM_ALL_TABLES = [*SUBJECT_SLUGS, REWARDBENCH_STEM]

@@ -29,7 +29,7 @@ MODEL_IDENTITY = ("adapter", "path", "revision", "dtype")
 def group_lock(group: str, data_path: Path, manifest_path: Path) -> GroupLock:
     import pandas as pd
 
-    from rmeval.arxiv.select import content_sha256
+    from rmeval.benchmarks.fairness.arxiv.select import content_sha256
 
     for path in (data_path, manifest_path):
         if not path.is_file():

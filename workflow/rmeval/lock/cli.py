@@ -98,7 +98,7 @@ def main(argv: list[str]) -> int:
         for item, name, locked in summary_rows(load_lock(args.lock)):
             print(f"{item:<9} {name:<28} {locked}")
         return 0
-    from rmeval.arxiv.cli_fetch import settings_from_args
+    from rmeval.benchmarks.fairness.arxiv.cli_fetch import settings_from_args
     from rmeval.lock.rebuild import rebuild
 
     try:

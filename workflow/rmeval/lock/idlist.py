@@ -1,13 +1,13 @@
 """Fetch exact arXiv ids (with versions) through the API's `id_list`: batched, rate-limited, retried and
-cached exactly like the search path (`rmeval.arxiv.api.ApiFetcher`), one cached page per batch."""
+cached exactly like the search path (`rmeval.benchmarks.fairness.arxiv.api.ApiFetcher`), one cached page per batch."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
-from rmeval.arxiv.api import ApiFetcher, ApiSettings
-from rmeval.arxiv.records import canonical_id
+from rmeval.benchmarks.fairness.arxiv.api import ApiFetcher, ApiSettings
+from rmeval.benchmarks.fairness.arxiv.records import canonical_id
 
 DEFAULT_BATCH = 100  # ids per request: ~1.5 kB of URL, well inside what export.arxiv.org accepts
 

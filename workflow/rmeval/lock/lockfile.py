@@ -50,7 +50,7 @@ class LockedPaper:
 class GroupLock:
     name: str
     categories: tuple[str, ...]
-    table_sha256: str  # content_sha256 of the group table (rmeval.arxiv.select), independent of the parquet writer
+    table_sha256: str  # content_sha256 of the group table (rmeval.benchmarks.fairness.arxiv.select), independent of the parquet writer
     papers: tuple[LockedPaper, ...]  # in table order
 
     def to_dict(self) -> dict[str, Any]:
@@ -190,6 +190,6 @@ def load_lock(path: str | Path) -> Lock:
 
 
 def file_sha256(path: str | Path) -> str:
-    from rmeval.arxiv.io_utils import sha256_file
+    from rmeval.benchmarks.fairness.arxiv.io_utils import sha256_file
 
     return sha256_file(path)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rmeval.arxiv.categories import GroupSpec, Membership, load_table, resolve_group
-from rmeval.arxiv.records import canonical_id, id_version, latest_version, normalize_text
-from rmeval.arxiv.settings import ArxivSettings
+from rmeval.benchmarks.fairness.arxiv.categories import GroupSpec, Membership, load_table, resolve_group
+from rmeval.benchmarks.fairness.arxiv.records import canonical_id, id_version, latest_version, normalize_text
+from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.errors import RmevalError
 from rmeval.lock.lockfile import GroupLock, Lock
 from rmeval.lock.rows import row_sha
@@ -39,7 +39,7 @@ def _version_number(version: str) -> int:
 
 def records_from_snapshot(path: str, wanted: set[str]) -> tuple[dict[str, SourceRecord], dict[str, Any]]:
     """The wanted ids from one pass over a Kaggle/OAI snapshot; a repeated id keeps its latest version."""
-    from rmeval.arxiv.snapshot import _HashingReader, _loads, open_lines, open_snapshot
+    from rmeval.benchmarks.fairness.arxiv.snapshot import _HashingReader, _loads, open_lines, open_snapshot
 
     snapshot, gz = open_snapshot(path)
     found: dict[str, SourceRecord] = {}
@@ -128,8 +128,8 @@ def rebuild(lock: Lock, lock_path: str, groups: dict[str, list[str]], settings: 
     """Write out_dir/{group}.parquet + .manifest.json for every locked group, or fail naming the papers."""
     import pandas as pd
 
-    from rmeval.arxiv.io_utils import sha256_file, write_json_atomic, write_parquet_atomic
-    from rmeval.arxiv.select import DATA_COLUMNS, content_sha256
+    from rmeval.benchmarks.fairness.arxiv.io_utils import sha256_file, write_json_atomic, write_parquet_atomic
+    from rmeval.benchmarks.fairness.arxiv.select import DATA_COLUMNS, content_sha256
     from rmeval.lock.lockfile import file_sha256
 
     check_config_groups(lock, groups, lock_path)

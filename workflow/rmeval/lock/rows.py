@@ -1,4 +1,4 @@
-"""Per-row and per-table hashes of a group table, the same lines `rmeval.arxiv.select.content_sha256` hashes."""
+"""Per-row and per-table hashes of a group table, the same lines `rmeval.benchmarks.fairness.arxiv.select.content_sha256` hashes."""
 
 from __future__ import annotations
 
@@ -18,6 +18,6 @@ def row_sha(values: Iterable[Any]) -> str:
 
 
 def frame_rows(frame: Any) -> list[tuple[Any, ...]]:
-    from rmeval.arxiv.select import DATA_COLUMNS
+    from rmeval.benchmarks.fairness.arxiv.select import DATA_COLUMNS
 
     return list(frame[DATA_COLUMNS].itertuples(index=False, name=None))

@@ -1,0 +1,53 @@
+"""Smoke test of perf/bench_scoring.py --quick: it runs end to end and its rewards agree.
+
+Checks the JSON line's structure and that the batched runs reproduce one-at-a-time rewards;
+never timings (performance is reported by the benchmark, not asserted by tests).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RUN_FIELDS = {"name", "policy", "dtype", "rows", "real_tokens", "computed_tokens", "batches", "wall_s", "cpu_s",
+              "tokens_per_s", "padding_efficiency", "max_rel_diff_vs_a"}
+
+
+def test_bench_scoring_quick(shared_data: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "RMEVAL_SHARED_DATA": str(shared_data)}
+    completed = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "perf" / "bench_scoring.py"), "--quick", "--threads", "1",
+         "--cache-dir", str(tmp_path / "models")],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    summary = json.loads(completed.stdout.strip().splitlines()[-1])
+
+    assert summary["benchmark"] == "bench_scoring" and summary["quick"] is True
+    assert summary["rewardbench_cli"].startswith("not run: needs CUDA")
+    assert 25e6 <= summary["model"]["params"] <= 35e6 and summary["model"]["vocab_size"] == 32000
+    runs = summary["runs"]
+    assert [(run["name"], run["dtype"]) for run in runs] == [
+        ("a", "float32"), ("b", "float32"), ("c", "float32"), ("b", "bfloat16"), ("c", "bfloat16")]
+    for run in runs:
+        assert RUN_FIELDS <= set(run)
+        assert run["rows"] == summary["rows"] == 24
+        assert run["real_tokens"] == runs[0]["real_tokens"]  # every policy scores the same token sequences
+        assert 0 < run["padding_efficiency"] <= 1 and run["computed_tokens"] >= run["real_tokens"]
+        assert math.isfinite(run["tokens_per_s"]) and run["tokens_per_s"] > 0
+    assert runs[0]["padding_efficiency"] == 1.0 and runs[0]["max_rel_diff_vs_a"] is None
+    assert runs[1]["batches"] == 3  # RewardBench's fixed batch of 8
+    # fp32 batching must not change rewards (RewardBench issue #137 is exactly this kind of bug).
+    for run in runs[1:3]:
+        assert run["max_rel_diff_vs_a"] <= 1e-4, run
+    assert summary["rewards_within_tolerance"] is True
+    # bf16 drifts, but stays a reward of the same model (not garbage, not an identical copy of fp32).
+    for run in runs[3:]:
+        assert 0 < run["max_rel_diff_vs_a"] < 0.5, run
+    assert set(summary["goals"]) == {"c_over_b", "c_over_a", "fp32_rewards_within_1e-4"}
+    assert {"c_over_b", "c_over_a", "b_over_a"} <= set(summary["ratios"])

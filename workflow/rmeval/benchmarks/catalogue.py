@@ -1,0 +1,79 @@
+"""What a benchmark declares: its outputs, once, for the CLI, the rule file, the report and `rule all`.
+
+Import-free on purpose (dataclasses only): the Snakefile reads every catalogue at parse time, before any job,
+and a benchmark's heavy modules (scipy, matplotlib, torch) must not load there. Builders are named as
+"module:function" strings and imported only by the command that writes the output.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file a benchmark writes.
+
+    key: the name of the file in its rule's `output:` (and in the CLI's catalogue lookups).
+    path: where it goes, relative to the working directory (may hold the rule's wildcards).
+    rule: the rule that writes it.
+    caption: the report caption, a file under workflow/report/; None keeps the file out of the report.
+    category / labels: how `snakemake --report` files it.
+    builder: "module:function" that builds it (a table, a figure), for the command that writes it.
+    formats: further files written beside `path` with these suffixes (a table's .md and .tex).
+    """
+
+    key: str
+    path: str
+    rule: str
+    caption: str | None = None
+    category: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    builder: str | None = None
+    formats: tuple[str, ...] = ()
+
+    @property
+    def stem(self) -> str:
+        return self.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+    def sibling(self, suffix: str) -> str:
+        """The path of the same output in another format ("md" -> results/tables/x.md)."""
+        return f"{self.path.rsplit('.', 1)[0]}.{suffix}"
+
+    def build(self) -> Callable[..., Any]:
+        """The builder function, imported now (never at Snakefile parse time)."""
+        if not self.builder:
+            raise LookupError(f"output {self.key!r} ({self.path}) names no builder")
+        module_name, _, function = self.builder.partition(":")
+        return getattr(importlib.import_module(module_name), function)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark: its name, the rule file that runs it, the config switch, and its catalogue of outputs.
+
+    enabled_by: the config section whose `enabled: true` turns it on; None means always on.
+    """
+
+    name: str
+    title: str
+    rule_file: str
+    outputs: tuple[Output, ...]
+    enabled_by: str | None = None
+
+    def enabled(self, config: Mapping[str, Any]) -> bool:
+        if self.enabled_by is None:
+            return True
+        return bool((config.get(self.enabled_by) or {}).get("enabled", False))
+
+    def of_rule(self, rule: str) -> tuple[Output, ...]:
+        return tuple(output for output in self.outputs if output.rule == rule)
+
+    def get(self, key: str) -> Output:
+        for output in self.outputs:
+            if output.key == key:
+                return output
+        raise KeyError(f"benchmark {self.name!r} declares no output {key!r}")

@@ -1,0 +1,105 @@
+"""Forest plot of the scale-free gap (max group-mean difference / pooled within-group SD) per model.
+
+Unlike the NMGD, this gap does not divide by the mean reward, so it is comparable across models
+whatever their scale or sign. Each row is annotated with the groups at the extremes, the
+permutation p-value and the NMGD with its bootstrap CI, so the two metrics can be read side by side.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rmeval.benchmarks.fairness.figures.inputs import group_label
+from rmeval.plotting.style import pyplot
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+STEM = "fig_gap_forest"
+# Cohen's conventional small / medium / large standardized differences, as reading aids.
+EFFECT_SIZE_MARKS = ((0.2, "small"), (0.5, "medium"), (0.8, "large"))
+
+
+def format_p(p_value: float) -> str:
+    if not math.isfinite(p_value):
+        return "p n/a"
+    if p_value < 0.001:
+        return "p < 0.001"
+    return f"p = {p_value:.3f}"
+
+
+def format_nmgd(row: pd.Series) -> str:
+    if not math.isfinite(row["nmgd_percent"]):
+        return "NMGD n/a"
+    text = f"NMGD {row['nmgd_percent']:.1f}%"
+    if math.isfinite(row["nmgd_ci_low"]) and math.isfinite(row["nmgd_ci_high"]):
+        text += f" [{row['nmgd_ci_low']:.1f}, {row['nmgd_ci_high']:.1f}]"
+    # fairness-stats flags an NMGD whose denominator (the mean reward) is compatible with 0.
+    if str(row.get("nmgd_unstable", "")).strip().lower() in {"true", "1", "yes"}:
+        text += " (unstable: mean reward near 0)"
+    return text
+
+
+def draw(gap: pd.DataFrame) -> Figure:
+    import matplotlib.transforms as transforms
+
+    plt = pyplot()
+    rows = gap.sort_values("scale_free_gap", ascending=True, kind="stable").reset_index(drop=True)
+    figure, axes = plt.subplots(figsize=(8.0, 0.5 * len(rows) + 1.3), layout="constrained")
+
+    ci_high = rows["gap_ci_high"].max(skipna=True) if rows["gap_ci_high"].notna().any() else 0.0
+    upper = float(max(rows["scale_free_gap"].max(), ci_high))
+    # Labels would collide when the axis is wide, so the x label explains the dotted lines instead.
+    for position, _ in EFFECT_SIZE_MARKS:
+        if position <= upper * 1.15:
+            axes.axvline(position, color="#bbbbbb", linestyle=":", linewidth=0.9, zorder=0)
+    for y, row in rows.iterrows():
+        has_ci = math.isfinite(row["gap_ci_low"]) and math.isfinite(row["gap_ci_high"])
+        gap = row["scale_free_gap"]
+        xerr = [[gap - row["gap_ci_low"]], [row["gap_ci_high"] - gap]] if has_ci else None
+        significant = math.isfinite(row["perm_p_value"]) and row["perm_p_value"] < 0.05
+        axes.errorbar(
+            gap,
+            y,
+            xerr=xerr,
+            fmt="s" if significant else "o",
+            color="#0072B2" if significant else "#777777",
+            markersize=6,
+            elinewidth=1.6,
+            capsize=3,
+            zorder=3,
+        )
+    to_right_margin = transforms.blended_transform_factory(axes.transAxes, axes.transData)
+    for y, row in rows.iterrows():
+        extremes = f"{group_label(str(row['max_group']))} > {group_label(str(row['min_group']))}"
+        axes.text(
+            1.03,
+            y,
+            f"{extremes}\n{format_p(row['perm_p_value'])} · {format_nmgd(row)}",
+            transform=to_right_margin,
+            va="center",
+            fontsize=7.5,
+        )
+    axes.set_yticks(range(len(rows)), list(rows["model"]))
+    axes.set_ylim(-0.6, len(rows) - 0.4)
+    axes.set_xlim(left=0.0, right=max(upper * 1.1, 0.1))
+    marks = " / ".join(f"{position:g}" for position, _ in EFFECT_SIZE_MARKS)
+    names = " / ".join(label for _, label in EFFECT_SIZE_MARKS)
+    axes.set_xlabel(
+        "scale-free gap: (max - min group mean) / pooled within-group SD, 95% CI\n"
+        f"dotted lines: {marks} ({names} standardized difference)"
+    )
+    axes.set_title(
+        "Largest group gap per model (squares: permutation p < 0.05; circles: not significant)",
+        loc="left",
+    )
+    return figure
+
+
+def render(gap: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
+    from rmeval.plotting.style import save_figure
+
+    return save_figure(draw(gap), out_dir, STEM, dpi)

@@ -1,0 +1,121 @@
+"""`rmeval fairness-stats`: score files -> the paper's Tables 1-4, group means and the
+extended fairness tables (robust ANOVA, Games-Howell, gaps with CIs, length control,
+cross-model correlations, rank versus fairness), each as CSV, Markdown and LaTeX."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from rmeval.errors import RmevalError
+
+DEFAULT_REGISTRY = Path("config/models.yaml")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rmeval fairness-stats", description=__doc__)
+    parser.add_argument("--scores", required=True, type=Path, help="folder of {model}/{group}.parquet|.csv")
+    parser.add_argument("--out", required=True, type=Path, help="folder for the tables")
+    parser.add_argument("--reference-model", default="Nemotron-4-340B-Reward",
+                        help="model Table 4 correlates against (default: %(default)s); skipped with a note "
+                             "when it has no scores, an error when the name is unknown")
+    parser.add_argument("--registry", type=Path, default=None,
+                        help="model registry for rewardbench_rank (default: config/models.yaml when it exists)")
+    parser.add_argument("--ranks", default=None,
+                        help='JSON mapping model -> rewardbench_rank (or null) that overrides the registry, e.g. '
+                             'for models defined inline in a config: \'{"my-rm": 12}\'')
+    parser.add_argument("--manifests", type=Path, default=None,
+                        help="folder of {group}.manifest.json (the workflow passes results/data). Read only when "
+                             "given: the table notes then name the data source, provenance.{json,md} record it, "
+                             "and every score file must hold exactly its manifest's output.rows rows. Without it "
+                             "the source is reported as not recorded")
+    parser.add_argument("--models", nargs="+", default=None,
+                        help="analyse only these model folders, in this order (default: every folder)")
+    parser.add_argument("--groups", nargs="+", default=None,
+                        help="analyse only these groups, in this order (default: all, sorted)")
+    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap replicates (default: %(default)s)")
+    parser.add_argument("--permutations", type=int, default=2000, help="label permutations (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for bootstrap and permutations")
+    parser.add_argument("--alpha", type=float, default=0.05, help="family-wise alpha for post-hoc tests")
+    return parser
+
+
+def _check_settings(args: argparse.Namespace) -> None:
+    if not 0.0 < args.alpha < 1.0:
+        raise RmevalError(f"--alpha: {args.alpha} is not in (0, 1)")
+    if args.bootstrap < 100:
+        raise RmevalError(f"--bootstrap: {args.bootstrap} replicates is too few for a 95% CI; use >= 100")
+    if args.permutations < 100:
+        raise RmevalError(f"--permutations: {args.permutations} is too few for a p-value; use >= 100")
+
+
+def _registry(path: Path | None) -> tuple[dict[str, int | None], set[str]]:
+    from rmeval.registry import load_registry
+
+    if path is None:
+        if not DEFAULT_REGISTRY.exists():
+            return {}, set()
+        path = DEFAULT_REGISTRY
+    registry = load_registry(path)
+    return {name: spec.rewardbench_rank for name, spec in registry.items()}, set(registry)
+
+
+def _rank_overrides(text: str | None) -> dict[str, int | None]:
+    if not text:
+        return {}
+    try:
+        ranks = json.loads(text)
+    except ValueError as error:
+        raise RmevalError(f"--ranks: not valid JSON ({error})") from error
+    if not isinstance(ranks, dict):
+        raise RmevalError("--ranks: expected a JSON object mapping model name -> rank")
+    for model, rank in ranks.items():
+        if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool) or rank < 1):
+            raise RmevalError(f"--ranks: rank of {model!r} must be a positive integer or null, got {rank!r}")
+    return ranks
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    _check_settings(args)
+    from rmeval.benchmarks.fairness.stats import analysis, provenance
+    from rmeval.benchmarks.fairness.stats.loading import load_scores
+    from rmeval.benchmarks.fairness.stats.tables import write_table
+
+    ranks, known = _registry(args.registry)
+    overrides = _rank_overrides(args.ranks)
+    ranks.update(overrides)
+    known |= set(overrides)
+    scores = load_scores(args.scores, models=args.models, groups=args.groups)
+    manifest_dir = args.manifests  # read only when told: never an earlier run's results/data by accident
+    manifests = provenance.read_manifests(manifest_dir, scores.groups)
+    if manifest_dir is not None:  # a score file that lost rows must not pass
+        provenance.check_row_counts(scores, manifests, manifest_dir)
+    reference, table4_note = analysis.resolve_reference(args.reference_model, scores, known)
+    settings = analysis.StatsSettings(alpha=args.alpha, bootstrap=args.bootstrap, permutations=args.permutations,
+                                      seed=args.seed, reference_model=args.reference_model)
+    result = analysis.analyse(scores, settings, ranks)
+    footnote = provenance.footnote(scores, manifests, manifest_dir)
+    tables = analysis.build_tables(result, reference, table4_note, footnote)
+    notes = [table4_note] if table4_note else []
+    from rmeval.benchmarks.fairness.stats.judges import judge_models, labelled
+
+    provenance_record = provenance.record(scores, manifests, manifest_dir)
+    judges = judge_models(Path(args.scores), scores.model_names)
+    for table in tables:
+        for_csv, for_humans = labelled(table, judges)
+        write_table(for_csv, args.out, formats=("csv",))
+        write_table(for_humans, args.out, formats=("md", "tex"))
+    provenance.write(provenance_record, args.out)
+    record = analysis.run_record(result, reference, notes, args.scores)
+    record_path = args.out / "fairness_stats.json"
+    record_path.with_name(record_path.name + ".tmp").write_text(json.dumps(record, indent=2) + "\n")
+    os.replace(record_path.with_name(record_path.name + ".tmp"), record_path)
+    for note in record["notes"]:
+        print(f"rmeval fairness-stats: note: {note}", file=sys.stderr)
+    print(f"rmeval fairness-stats: {len(scores.models)} model(s) x {len(scores.groups)} group(s); "
+          f"{len(tables)} tables written to {args.out}")
+    return 0
