@@ -10,6 +10,7 @@ from pathlib import Path
 # Make the `rmeval` package importable even when it is not pip-installed (e.g. under --sdm conda).
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
+from rmeval.benchmarks import BENCHMARK_MODULES, benchmark
 from rmeval.errors import RmevalError
 from rmeval.registry import load_registry, resolve_models
 from rmeval.benchmarks.fairness.arxiv.categories import check_disjoint, load_table, resolve_group
@@ -159,6 +160,35 @@ def fairness_score_files():
 
 def group_data_files():
     return expand("results/data/{group}.parquet", group=GROUPS)
+
+
+def rule_outputs(benchmark_name, rule_name):
+    """A rule's `output:` from its benchmark's catalogue (rmeval.benchmarks.<name>.catalogue): files with a
+    caption become report() entries; a table's other formats (.md, .tex) follow as `<key>_<suffix>`."""
+    entries = {}
+    for output in benchmark(benchmark_name).of_rule(rule_name):
+        entries[output.key] = (
+            report(
+                output.path,
+                caption=repo_path(f"workflow/report/{output.caption}"),
+                category=output.category,
+                labels=dict(output.labels) or None,
+            )
+            if output.caption
+            else output.path
+        )
+        for suffix in output.formats:
+            entries[f"{output.key}_{suffix}"] = output.sibling(suffix)
+    return entries
+
+
+def benchmark_targets(benchmark_name):
+    """Every catalogued file of a benchmark that holds no wildcard (the rest come from its rule file)."""
+    targets = []
+    for output in benchmark(benchmark_name).outputs:
+        if "{" not in output.path:
+            targets += [output.path, *(output.sibling(suffix) for suffix in output.formats)]
+    return targets
 
 
 def all_outputs():
