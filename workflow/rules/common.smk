@@ -167,16 +167,11 @@ def rule_outputs(benchmark_name, rule_name):
     caption become report() entries; a table's other formats (.md, .tex) follow as `<key>_<suffix>`."""
     entries = {}
     for output in benchmark(benchmark_name).of_rule(rule_name):
-        entries[output.key] = (
-            report(
-                output.path,
-                caption=repo_path(f"workflow/report/{output.caption}"),
-                category=output.category,
-                labels=dict(output.labels) or None,
-            )
-            if output.caption
-            else output.path
-        )
+        entry = output.path
+        if output.caption:
+            caption = repo_path(f"workflow/report/{output.caption}")
+            entry = report(output.path, caption=caption, category=output.category, labels=dict(output.labels) or None)
+        entries[output.key] = entry
         for suffix in output.formats:
             entries[f"{output.key}_{suffix}"] = output.sibling(suffix)
     return entries
