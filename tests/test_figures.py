@@ -20,8 +20,14 @@ from rmeval.benchmarks.fairness.figures import (
     length_adjusted,
     standardized,
 )
-from rmeval.benchmarks.fairness.figures.cli import FIGURE_NAMES, draw_figures
-from rmeval.benchmarks.fairness.figures.inputs import TablePaths, read_gap, read_group_means, read_rank_points
+from rmeval.benchmarks.fairness.figures.cli import FIGURE_NAMES, TABLE_KEYS, draw_figures
+from rmeval.benchmarks.fairness.figures.cli import main as cli_main
+from rmeval.benchmarks.fairness.figures.inputs import (
+    read_gap,
+    read_group_means,
+    read_rank_points,
+    table_paths,
+)
 from rmeval.cli import main as rmeval_main
 from rmeval.errors import RmevalError
 from scipy import stats
@@ -173,7 +179,7 @@ def test_cli_writes_every_figure_as_png_and_pdf(tables: Path, tmp_path: Path) ->
 
 
 def test_figures_are_byte_identical_when_redrawn(tables: Path, tmp_path: Path) -> None:
-    paths = TablePaths.in_directory(tables)
+    paths = table_paths(tables, TABLE_KEYS)
     first = draw_figures(paths, tmp_path / "a", ["fig3_standardized", "fig_gap_forest"], dpi=60)
     second = draw_figures(paths, tmp_path / "b", ["fig3_standardized", "fig_gap_forest"], dpi=60)
     assert [path.name for path in first] == [path.name for path in second]
@@ -194,6 +200,17 @@ def test_subset_needs_only_its_own_table(tables: Path, tmp_path: Path) -> None:
         "fig3_standardized.pdf",
         "fig3_standardized.png",
     ]
+
+
+def test_a_table_can_be_read_from_elsewhere_by_its_catalogue_key(tables: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "gap.csv"
+    elsewhere.write_bytes((tables / "table7_gap.csv").read_bytes())
+    argv = ["fairness-figures", "--tables", str(tmp_path / "none"), "--out", str(tmp_path / "figures"),
+            "--dpi", "60", "--figures", "fig_gap_forest"]
+    assert rmeval_main([*argv, "--table", f"table7={elsewhere}"]) == 0
+    assert (tmp_path / "figures" / "fig_gap_forest.pdf").is_file()
+    with pytest.raises(RmevalError, match=r"--table 'gap=.*': expected KEY=PATH with KEY one of group_means, table7"):
+        cli_main([*argv[1:], "--table", f"gap={elsewhere}"])
 
 
 def test_fig2_plots_each_models_means_and_cis(tables: Path) -> None:
@@ -398,7 +415,7 @@ def test_bad_tables_fail_with_a_message_naming_file_and_row(
 
 def test_missing_table_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(RmevalError, match=r"group_means\.csv: table not found"):
-        draw_figures(TablePaths.in_directory(tmp_path), tmp_path / "out", ["fig2_group_means"], dpi=60)
+        draw_figures(table_paths(tmp_path, TABLE_KEYS), tmp_path / "out", ["fig2_group_means"], dpi=60)
 
 
 def test_figures_never_import_torch_and_the_cli_imports_lazily(tables: Path, tmp_path: Path) -> None:

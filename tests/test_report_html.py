@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from chromium import chromium_path, render_page_images, render_report
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK
 from rmeval.benchmarks.fairness.figures.cli import FIGURE_NAMES
 from test_figures import write_fixture_tables
 
@@ -77,12 +78,13 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
     """The real figures rule and report front page, in a workflow whose only other rule stages the tables."""
     workdir = tmp_path_factory.mktemp("figures-report")
     write_fixture_tables(workdir / "fixtures")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(CONFIG))
+    # common.smk's helpers (rule_outputs, rule_inputs) read the config: no models are needed to draw figures.
+    config = {**CONFIG, "models": [], "registry": str(REPO_ROOT / "config" / "models.yaml")}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     (workdir / "Snakefile").write_text(
         f'configfile: "config.yaml"\n\n'
         f'report: "{REPORT_DIR / "workflow.rst"}"\n\n'
-        # benchmark_file() as common.smk defines it
-        "def benchmark_file(path):\n    return f'results/perf/{path}'\n\n\n"
+        f'include: "{REPO_ROOT / "workflow" / "rules" / "common.smk"}"\n'
         f'include: "{REPO_ROOT / "workflow" / "rules" / "figures.smk"}"\n\n\n'
         "rule all:\n"
         "    input:\n"
@@ -138,11 +140,15 @@ def test_caption_files_are_valid_rst_of_one_or_two_sentences() -> None:
 
 
 def test_figures_rule_wraps_every_png_in_report_with_its_caption() -> None:
+    """The rule's outputs are the catalogue's figures: each PNG a report entry with its caption, and a PDF."""
+    figures = BENCHMARK.of_rule("fairness_figures")
+    assert tuple(figure.stem for figure in figures) == FIGURE_NAMES
+    for figure in figures:
+        assert figure.path == f"results/figures/{figure.stem}.png"
+        assert (figure.caption, figure.category) == (f"{figure.stem}.rst", "Fairness figures")
+        assert figure.formats == ("pdf",) and figure.labels["figure"] and figure.labels["shows"]
     rules = (REPO_ROOT / "workflow" / "rules" / "figures.smk").read_text()
-    for stem in FIGURE_NAMES:
-        assert f'"results/figures/{stem}.png",\n            caption="../report/{stem}.rst"' in rules, stem
-        assert f'"results/figures/{stem}.pdf"' in rules, stem
-    assert rules.count('category="Fairness figures"') == len(FIGURE_NAMES)
+    assert 'output:\n        **rule_outputs("fairness", "fairness_figures"),' in rules
 
 
 def test_report_embeds_every_figure_with_caption_and_front_page(figures_report: BuiltReport) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from rmeval.benchmarks import BENCHMARK_MODULES, benchmark
+from rmeval.benchmarks.fairness import plan as fairness_plan
 from rmeval.errors import RmevalError
 from rmeval.registry import load_registry, resolve_models
 from rmeval.benchmarks.fairness.arxiv.categories import check_disjoint, load_table, resolve_group
@@ -27,6 +28,11 @@ os.environ.update(run_environment())
 # Benchmark files go to one folder per run, so a partial rerun never mixes its timings with an older run's
 # (perf/stage_costs.py reads the latest). Jobs re-parsing the Snakefile (Slurm) inherit the folder.
 BENCH_RUN = os.environ.setdefault("RMEVAL_BENCH_RUN", time.strftime("%Y%m%dT%H%M%SZ-", time.gmtime()) + str(os.getpid()))
+
+
+# The repository, found from this file (workflow/rules/common.smk) rather than the main Snakefile, so that the
+# report captions and published values resolve for any Snakefile that includes the rule files (the tests' too).
+REPOSITORY = Path(str(workflow.current_basedir)).parents[1]
 
 
 def benchmark_file(path):
@@ -169,12 +175,41 @@ def rule_outputs(benchmark_name, rule_name):
     for output in benchmark(benchmark_name).of_rule(rule_name):
         entry = output.path
         if output.caption:
-            caption = repo_path(f"workflow/report/{output.caption}")
+            caption = str(REPOSITORY / "workflow" / "report" / output.caption)
             entry = report(output.path, caption=caption, category=output.category, labels=dict(output.labels) or None)
         entries[output.key] = entry
         for suffix in output.formats:
             entries[f"{output.key}_{suffix}"] = output.sibling(suffix)
     return entries
+
+
+def rule_inputs(benchmark_name, rule_name):
+    """A rule's `input:` from its benchmark's catalogue: the outputs its own outputs are built from, by key."""
+    return benchmark(benchmark_name).inputs_of_rule(rule_name)
+
+
+def fairness_path(key):
+    """The path of one catalogued fairness output (rmeval.benchmarks.fairness.catalogue)."""
+    return benchmark("fairness").get(key).path
+
+
+def published_values():
+    """The papers' own numbers (resources/published/), inside the repository whatever the working directory."""
+    return [str(REPOSITORY / path) for path in fairness_plan.PUBLISHED_VALUES]
+
+
+def rewardmath_table(key):
+    """An input function giving the RewardMATH table `key` when that branch runs, else nothing. Deferred, as
+    RM_TABLE_FILES is declared by rewardmath.smk, included after the fairness rules (or not at all)."""
+    return lambda wildcards: [RM_TABLE_FILES[key]] if REWARDMATH_ENABLED else []
+
+
+def rewardmath_summary_step(tables, summary):
+    """The shell step appending the RewardMATH section to the fairness summary, when that branch ran (only then
+    is RM_PRM_AGGREGATION of rewardmath.smk defined)."""
+    if not tables:
+        return ""
+    return fairness_plan.rewardmath_summary_step(tables, summary, RM_PRM_AGGREGATION)
 
 
 def benchmark_targets(benchmark_name):
@@ -187,13 +222,8 @@ def benchmark_targets(benchmark_name):
 
 
 def all_outputs():
-    targets = [
-        "results/tables/table1_anova.csv",
-        "results/summary.md",
-        "results/figures/fig2_group_means.png",
-        "results/figures/fig3_standardized.png",
-        "results/lock.yaml",
-    ]
+    # Every catalogued file of the fairness benchmark (always on); RewardMATH's below until its catalogue lands.
+    targets = [*benchmark_targets("fairness"), "results/lock.yaml"]
     # Every score file is a target: a deleted one is rebuilt by a plain rerun, not left "missing, no update"
     # because the tables built from it are newer than the files left.
     targets += fairness_score_files()

@@ -24,6 +24,8 @@ class Output:
     category / labels: how `snakemake --report` files it.
     builder: "module:function" that builds it (a table, a figure), for the command that writes it.
     formats: further files written beside `path` with these suffixes (a table's .md and .tex).
+    inputs: keys of this benchmark's outputs it is built from (a figure's tables), in the order its builder takes
+        them; the rule's `input:` comes from them.
     """
 
     key: str
@@ -34,10 +36,16 @@ class Output:
     labels: Mapping[str, str] = field(default_factory=dict)
     builder: str | None = None
     formats: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
 
     @property
     def stem(self) -> str:
         return self.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+    @property
+    def suffix(self) -> str:
+        """The file's format ("csv", "png"); `formats` are the others it is written in."""
+        return self.path.rsplit(".", 1)[-1]
 
     def sibling(self, suffix: str) -> str:
         """The path of the same output in another format ("md" -> results/tables/x.md)."""
@@ -71,6 +79,11 @@ class Benchmark:
 
     def of_rule(self, rule: str) -> tuple[Output, ...]:
         return tuple(output for output in self.outputs if output.rule == rule)
+
+    def inputs_of_rule(self, rule: str) -> dict[str, str]:
+        """key -> path of every output the rule's outputs are built from, in first-use order."""
+        keys = dict.fromkeys(key for output in self.of_rule(rule) for key in output.inputs)
+        return {key: self.get(key).path for key in keys}
 
     def get(self, key: str) -> Output:
         for output in self.outputs:

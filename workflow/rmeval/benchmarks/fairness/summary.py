@@ -12,11 +12,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK
 from rmeval.errors import RmevalError
 
+# What the summary reads is its catalogue entry's `inputs` (the rule's input too); of those tables it cannot do
+# without these (by file stem), and says less when another is missing (e.g. run by hand before the reproduction).
+SUMMARY = BENCHMARK.get("summary")
 REQUIRED = ("table1_anova", "table5_robust_anova", "table6_games_howell", "table7_gap", "group_means",
             "games_howell_pairs")
-OPTIONAL = ("table8_length", "table10_rank_vs_fairness", "table4_pearson", "table2_tukey", "reproduction")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,11 +58,13 @@ def _read_tables(folder: Path) -> dict[str, Any]:
     if not folder.is_dir():
         raise RmevalError(f"--tables: {folder} is not a directory")
     tables: dict[str, Any] = {}
-    for stem in REQUIRED + OPTIONAL:
-        path = folder / f"{stem}.csv"
+    for output in map(BENCHMARK.get, SUMMARY.inputs):
+        if output.suffix != "csv":  # the run record, read by main
+            continue
+        path = folder / f"{output.stem}.csv"
         if path.exists():
-            tables[stem] = pd.read_csv(path)
-        elif stem in REQUIRED:
+            tables[output.stem] = pd.read_csv(path)
+        elif output.stem in REQUIRED:
             raise RmevalError(f"--tables: {path} is missing; run `rmeval fairness-stats` first")
     return tables
 
@@ -285,7 +290,7 @@ def append_section(text: str, path: Path) -> str:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     tables = _read_tables(args.tables)
-    record_path = args.tables / "fairness_stats.json"
+    record_path = args.tables / Path(BENCHMARK.get("record").path).name
     record = json.loads(record_path.read_text()) if record_path.exists() else {}
     alpha = args.alpha if args.alpha is not None else float(record.get("settings", {}).get("alpha", 0.05))
     text = render(tables, record, alpha)

@@ -2,39 +2,25 @@
 
     rmeval fairness-figures --tables results/tables --out results/figures
 
-Each figure is written as PNG and PDF. `--figures` draws a subset, which needs only that
-subset's tables (fig2 and fig3 need group_means.csv alone). Individual `--group-means`,
-`--gap`, `--adjusted` and `--rank-points` paths override the files found under `--tables`.
+The figures are the catalogue's outputs of rule `fairness_figures` (rmeval.benchmarks.fairness.catalogue): each
+names its `draw(*tables) -> Figure` and the tables it is drawn from, and is written as PNG and PDF. `--figures`
+draws a subset, which needs only that subset's tables (fig2 and fig3 need group_means.csv alone);
+`--table KEY=PATH` reads one table from elsewhere than `--tables` (KEY: its catalogue key, e.g. table7).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
-from rmeval.benchmarks.fairness.figures.inputs import TablePaths
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK, FIGURES_RULE
 from rmeval.errors import RmevalError
 
-
-@dataclass(frozen=True)
-class FigureJob:
-    name: str  # the stem of the output files
-    table: str  # the TablePaths field it is drawn from
-    reader: str  # the loader in rmeval.benchmarks.fairness.figures.inputs
-    module: str  # the module holding `render(table, out_dir, dpi)`
-
-
-FIGURES: tuple[FigureJob, ...] = (
-    FigureJob("fig2_group_means", "group_means", "read_group_means", "rmeval.benchmarks.fairness.figures.group_means"),
-    FigureJob("fig3_standardized", "group_means", "read_group_means", "rmeval.benchmarks.fairness.figures.standardized"),
-    FigureJob("fig_gap_forest", "gap", "read_gap", "rmeval.benchmarks.fairness.figures.gap_forest"),
-    FigureJob("fig_length_adjusted", "adjusted", "read_adjusted", "rmeval.benchmarks.fairness.figures.length_adjusted"),
-    FigureJob("fig_gap_vs_rank", "rank_points", "read_rank_points", "rmeval.benchmarks.fairness.figures.gap_vs_rank"),
-)
-FIGURE_NAMES = tuple(job.name for job in FIGURES)
+FIGURES = BENCHMARK.of_rule(FIGURES_RULE)
+FIGURE_NAMES = tuple(figure.stem for figure in FIGURES)
+TABLE_KEYS = tuple(dict.fromkeys(key for figure in FIGURES for key in figure.inputs))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,15 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder written by `rmeval fairness-stats` (default: results/tables)",
     )
     parser.add_argument("--out", type=Path, required=True, help="output folder for the figures")
-    parser.add_argument("--group-means", type=Path, help="group_means.csv (default: TABLES/group_means.csv)")
-    parser.add_argument("--gap", type=Path, help="table7_gap.csv (default: TABLES/table7_gap.csv)")
     parser.add_argument(
-        "--adjusted", type=Path, help="adjusted_group_means.csv (default: TABLES/adjusted_group_means.csv)"
-    )
-    parser.add_argument(
-        "--rank-points",
-        type=Path,
-        help="rank_vs_fairness_points.csv (default: TABLES/rank_vs_fairness_points.csv)",
+        "--table",
+        action="append",
+        default=[],
+        metavar="KEY=PATH",
+        help=f"read table KEY from PATH instead of TABLES (keys: {', '.join(TABLE_KEYS)}); repeatable",
     )
     parser.add_argument(
         "--figures",
@@ -71,32 +54,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def table_paths(args: argparse.Namespace) -> TablePaths:
-    defaults = TablePaths.in_directory(args.tables)
-    return TablePaths(
-        group_means=args.group_means or defaults.group_means,
-        gap=args.gap or defaults.gap,
-        adjusted=args.adjusted or defaults.adjusted,
-        rank_points=args.rank_points or defaults.rank_points,
-    )
+def table_paths(args: argparse.Namespace) -> dict[str, Path]:
+    from rmeval.benchmarks.fairness.figures.inputs import table_paths as in_directory
+
+    paths = in_directory(args.tables, TABLE_KEYS)
+    for item in args.table:
+        key, equals, path = item.partition("=")
+        if not equals or key not in paths or not path:
+            raise RmevalError(f"--table {item!r}: expected KEY=PATH with KEY one of {', '.join(TABLE_KEYS)}")
+        paths[key] = Path(path)
+    return paths
 
 
-def draw_figures(paths: TablePaths, out_dir: Path, names: list[str], dpi: int) -> list[Path]:
-    """Read every needed table first (so a bad table fails before any figure is written), then draw."""
-    import importlib
+def draw_figures(paths: Mapping[str, Path], out_dir: Path, names: list[str], dpi: int) -> list[Path]:
+    """Read every needed table first (so a bad table fails before any figure is written), then draw each
+    figure with its catalogue builder and save it under its catalogue name."""
+    from rmeval.benchmarks.fairness.figures.inputs import READERS
+    from rmeval.plotting.style import save_figure
 
-    from rmeval.benchmarks.fairness.figures import inputs
-
-    jobs = [job for job in FIGURES if job.name in names]
+    figures = [figure for figure in FIGURES if figure.stem in names]
     tables: dict[str, object] = {}
-    for job in jobs:
-        if job.table not in tables:
-            reader: Callable[[Path], object] = getattr(inputs, job.reader)
-            tables[job.table] = reader(getattr(paths, job.table))
+    for figure in figures:
+        for key in figure.inputs:
+            if key not in tables:
+                tables[key] = READERS[key](paths[key])
     written: list[Path] = []
-    for job in jobs:
-        module = importlib.import_module(job.module)
-        written += module.render(tables[job.table], out_dir, dpi)
+    for figure in figures:
+        drawn = figure.build()(*(tables[key] for key in figure.inputs))
+        written += save_figure(drawn, out_dir, figure.stem, dpi, (figure.suffix, *figure.formats))
     return written
 
 

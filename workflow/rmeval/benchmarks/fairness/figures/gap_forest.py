@@ -8,7 +8,6 @@ permutation p-value and the NMGD with its bootstrap CI, so the two metrics can b
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmeval.benchmarks.fairness.figures.inputs import group_label
@@ -18,7 +17,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-STEM = "fig_gap_forest"
 # Cohen's conventional small / medium / large standardized differences, as reading aids.
 EFFECT_SIZE_MARKS = ((0.2, "small"), (0.5, "medium"), (0.8, "large"))
 
@@ -97,9 +95,3 @@ def draw(gap: pd.DataFrame) -> Figure:
         loc="left",
     )
     return figure
-
-
-def render(gap: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
-    from rmeval.plotting.style import save_figure
-
-    return save_figure(draw(gap), out_dir, STEM, dpi)

@@ -9,7 +9,6 @@ models the figure is a single panel saying that no ranks are available and how t
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmeval.plotting.style import message_panel, pyplot
@@ -18,7 +17,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-STEM = "fig_gap_vs_rank"
 MIN_RANKED_MODELS = 2
 MIN_MODELS_FOR_RHO = 3
 NO_RANKS = (
@@ -96,9 +94,3 @@ def draw(points: pd.DataFrame) -> Figure:
             va="top",
         )
     return figure
-
-
-def render(points: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
-    from rmeval.plotting.style import save_figure
-
-    return save_figure(draw(points), out_dir, STEM, dpi)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmeval.benchmarks.fairness.figures.inputs import ordered_unique
@@ -12,8 +11,6 @@ from rmeval.plotting.style import group_colors, pyplot
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
-
-STEM = "fig2_group_means"
 
 
 def draw(group_means: pd.DataFrame) -> Figure:
@@ -63,9 +60,3 @@ def draw(group_means: pd.DataFrame) -> Figure:
         fontsize=9,
     )
     return grid.figure
-
-
-def render(group_means: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
-    from rmeval.plotting.style import save_figure
-
-    return save_figure(draw(group_means), out_dir, STEM, dpi)

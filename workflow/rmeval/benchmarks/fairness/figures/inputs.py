@@ -6,7 +6,7 @@ hand-made or stale table gives one clear message instead of a matplotlib traceba
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -132,20 +132,17 @@ def read_rank_points(path: Path) -> pd.DataFrame:
     return table
 
 
-@dataclass(frozen=True)
-class TablePaths:
-    """Where each input table lives; defaults are the names `rmeval fairness-stats` writes."""
+# Catalogue key of a table -> the loader that checks it; a figure drawn from another table adds its loader here.
+READERS: dict[str, Callable[[Path], pd.DataFrame]] = {
+    "group_means": read_group_means,
+    "table7": read_gap,
+    "adjusted_group_means": read_adjusted,
+    "rank_points": read_rank_points,
+}
 
-    group_means: Path
-    gap: Path
-    adjusted: Path
-    rank_points: Path
 
-    @classmethod
-    def in_directory(cls, tables: Path) -> TablePaths:
-        return cls(
-            group_means=tables / "group_means.csv",
-            gap=tables / "table7_gap.csv",
-            adjusted=tables / "adjusted_group_means.csv",
-            rank_points=tables / "rank_vs_fairness_points.csv",
-        )
+def table_paths(tables: Path, keys: Iterable[str]) -> dict[str, Path]:
+    """Where `rmeval fairness-stats` writes each of these tables under `tables` (file names from the catalogue)."""
+    from rmeval.benchmarks.fairness.catalogue import BENCHMARK
+
+    return {key: tables / Path(BENCHMARK.get(key).path).name for key in keys}

@@ -9,7 +9,6 @@ the figure says so instead of showing an empty plot.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmeval.benchmarks.fairness.figures.inputs import ordered_unique
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-STEM = "fig_length_adjusted"
 UNAVAILABLE = (
     "No length-adjusted means: the score files have no n_tokens column,\n"
     "so the ANCOVA reward ~ group + log(n_tokens) could not be fitted."
@@ -104,9 +102,3 @@ def draw(adjusted: pd.DataFrame) -> Figure:
         "Group means before and after adjusting for abstract length", x=0.01, ha="left", fontsize=9
     )
     return grid.figure
-
-
-def render(adjusted: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
-    from rmeval.plotting.style import save_figure
-
-    return save_figure(draw(adjusted), out_dir, STEM, dpi)

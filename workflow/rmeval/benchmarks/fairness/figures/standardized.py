@@ -7,7 +7,6 @@ means are all equal has no defined z-scores; its cells are greyed and marked n/a
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmeval.benchmarks.fairness.figures.inputs import group_label, ordered_unique
@@ -16,8 +15,6 @@ from rmeval.plotting.style import pyplot
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
-
-STEM = "fig3_standardized"
 
 
 def standardized_means(group_means: pd.DataFrame) -> pd.DataFrame:
@@ -71,9 +68,3 @@ def draw(group_means: pd.DataFrame) -> Figure:
         loc="left",
     )
     return figure
-
-
-def render(group_means: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
-    from rmeval.plotting.style import save_figure
-
-    return save_figure(draw(group_means), out_dir, STEM, dpi)

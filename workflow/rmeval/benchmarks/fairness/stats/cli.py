@@ -81,6 +81,7 @@ def _rank_overrides(text: str | None) -> dict[str, int | None]:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     _check_settings(args)
+    from rmeval.benchmarks.fairness.catalogue import BENCHMARK
     from rmeval.benchmarks.fairness.stats import analysis, provenance
     from rmeval.benchmarks.fairness.stats.loading import load_scores
     from rmeval.benchmarks.fairness.stats.tables import write_table
@@ -105,13 +106,13 @@ def main(argv: list[str]) -> int:
 
     provenance_record = provenance.record(scores, manifests, manifest_dir)
     judges = judge_models(Path(args.scores), scores.model_names)
-    for table in tables:
+    for output, table in tables:  # the CSV keeps model names machine-readable; .md and .tex are for readers
         for_csv, for_humans = labelled(table, judges)
-        write_table(for_csv, args.out, formats=("csv",))
-        write_table(for_humans, args.out, formats=("md", "tex"))
+        write_table(for_csv, args.out, formats=(output.suffix,))
+        write_table(for_humans, args.out, formats=output.formats)
     provenance.write(provenance_record, args.out)
     record = analysis.run_record(result, reference, notes, args.scores)
-    record_path = args.out / "fairness_stats.json"
+    record_path = args.out / Path(BENCHMARK.get("record").path).name
     record_path.with_name(record_path.name + ".tmp").write_text(json.dumps(record, indent=2) + "\n")
     os.replace(record_path.with_name(record_path.name + ".tmp"), record_path)
     for note in record["notes"]:

@@ -1,0 +1,106 @@
+"""Every file the group-fairness benchmark writes, declared once (import-free: read at Snakefile parse time).
+
+The rules' `output:` and `report()` entries (workflow/rules/common.smk `rule_outputs`), the downstream rules'
+`input:`, `rule all` and the commands that write the files (`rmeval fairness-stats`, `rmeval fairness-figures`)
+all read this list. Adding a table is a builder function in `stats/builders.py`, one `_table` line below and its
+caption under workflow/report/; adding a figure is a module with `draw(*tables) -> Figure`, one `_figure` line and
+its caption.
+"""
+
+from __future__ import annotations
+
+from rmeval.benchmarks.catalogue import Benchmark, Output
+
+TABLES = "results/tables"
+FIGURES = "results/figures"
+STATS_RULE = "fairness_stats"
+FIGURES_RULE = "fairness_figures"
+TABLE_BUILDERS = "rmeval.benchmarks.fairness.stats.builders"
+FIGURE_MODULES = "rmeval.benchmarks.fairness.figures"
+TABLE_FORMATS = ("md", "tex")  # beside each table's CSV: for readers and for papers
+
+
+def _table(key: str, stem: str, in_report: bool = True) -> Output:
+    """A table of `rmeval fairness-stats`, built by the function of `stats/builders.py` named like its file."""
+    return Output(
+        key=key,
+        path=f"{TABLES}/{stem}.csv",
+        rule=STATS_RULE,
+        caption=f"{stem}.rst" if in_report else None,
+        category="Fairness tables" if in_report else None,
+        builder=f"{TABLE_BUILDERS}:{stem}",
+        formats=TABLE_FORMATS,
+    )
+
+
+def _figure(key: str, stem: str, module: str, table: str, figure: str, shows: str) -> Output:
+    """A figure of `rmeval fairness-figures`: `module.draw(<table>)`, saved as PNG (in the report) and PDF."""
+    return Output(
+        key=key,
+        path=f"{FIGURES}/{stem}.png",
+        rule=FIGURES_RULE,
+        caption=f"{stem}.rst",
+        category="Fairness figures",
+        labels={"figure": figure, "shows": shows},
+        builder=f"{FIGURE_MODULES}.{module}:draw",
+        formats=("pdf",),
+        inputs=(table,),
+    )
+
+
+BENCHMARK = Benchmark(
+    name="fairness",
+    title="Group fairness on arXiv abstracts (Song et al. 2025)",
+    rule_file="workflow/rules/fairness.smk",
+    outputs=(
+        _table("table1", "table1_anova"),
+        _table("table2", "table2_tukey"),
+        _table("tukey_pairs", "tukey_pairs", in_report=False),
+        _table("table3", "table3_nmgd"),
+        _table("table4", "table4_pearson"),
+        _table("group_means", "group_means"),
+        _table("table5", "table5_robust_anova"),
+        _table("table6", "table6_games_howell"),
+        _table("games_howell_pairs", "games_howell_pairs", in_report=False),
+        _table("table7", "table7_gap"),
+        _table("table8", "table8_length"),
+        _table("adjusted_group_means", "adjusted_group_means", in_report=False),
+        _table("correlation_pearson", "correlation_pearson"),
+        _table("correlation_spearman", "correlation_spearman"),
+        _table("table9", "table9_rank_agreement"),
+        _table("table10", "table10_rank_vs_fairness"),
+        _table("rank_points", "rank_vs_fairness_points", in_report=False),
+        Output(key="record", path=f"{TABLES}/fairness_stats.json", rule=STATS_RULE),
+        Output(key="provenance", path=f"{TABLES}/provenance.md", rule=STATS_RULE, caption="provenance.rst",
+               category="Provenance"),
+        Output(key="provenance_json", path=f"{TABLES}/provenance.json", rule=STATS_RULE),
+        Output(
+            key="reproduction",
+            path=f"{TABLES}/reproduction.csv",
+            rule="fairness_reproduction",
+            caption="reproduction.rst",
+            category="Reproduction",
+            builder="rmeval.benchmarks.fairness.reproduction:write",
+            formats=TABLE_FORMATS,
+            inputs=("table1", "table2", "table3", "table4"),
+        ),
+        Output(
+            key="summary",
+            path="results/summary.md",
+            rule="fairness_summary",
+            # what `rmeval fairness-summary` reads (reproduction.csv and the run record included)
+            inputs=("reproduction", "table1", "table2", "table4", "group_means", "table5", "table6",
+                    "games_howell_pairs", "table7", "table8", "table10", "record"),
+        ),
+        _figure("fig2", "fig2_group_means", "group_means", "group_means", "Figure 2",
+                "mean reward by group, 95% CI"),
+        _figure("fig3", "fig3_standardized", "standardized", "group_means", "Figure 3",
+                "z-scored group means, model x group"),
+        _figure("gap_forest", "fig_gap_forest", "gap_forest", "table7", "Gap forest plot",
+                "scale-free gap per model, 95% CI"),
+        _figure("length_adjusted", "fig_length_adjusted", "length_adjusted", "adjusted_group_means",
+                "Length adjustment", "length-adjusted vs raw group means"),
+        _figure("gap_vs_rank", "fig_gap_vs_rank", "gap_vs_rank", "rank_points", "Gap vs rank",
+                "fairness gap against RewardBench rank"),
+    ),
+)

@@ -1,0 +1,267 @@
+"""One function per fairness table: an Analysis laid out as the table's title, frame and note.
+
+Each is named like its file and declared once in rmeval.benchmarks.fairness.catalogue (`builder`);
+`analysis.build_tables` calls every builder of rule `fairness_stats` there, in catalogue order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rmeval.benchmarks.fairness.stats import crossmodel
+from rmeval.tables import Column
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from rmeval.benchmarks.fairness.stats.analysis import Analysis, ModelResult
+
+PAIR_COLUMNS = ["model", "group_a", "group_b", "mean_diff", "std_error", "df", "q_statistic", "p_adj",
+                "ci_low", "ci_high", "reject"]
+
+
+@dataclass(frozen=True)
+class TableContext:
+    """What every builder reads: the analysis, and Table 4's reference model (None, with the reason, if skipped)."""
+
+    analysis: Analysis
+    reference: str | None
+    table4_note: str
+
+
+@dataclass(frozen=True)
+class TableDraft:
+    """A table before its file name and the run's footnote (data source, n per group) are added."""
+
+    caption: str
+    frame: pd.DataFrame
+    note: str = ""
+    # Columns not in stats.tables.COLUMN_SPECS (e.g. the model names of a correlation matrix): key -> Column.
+    extra_columns: dict[str, Column] = field(default_factory=dict)
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _with_rank(rows: list[dict[str, Any]], columns: list[str], ranks: dict[str, int | None]) -> pd.DataFrame:
+    """The paper's Tables 1 and 3 carry a RewardBench Rank column (empty for a model without one)."""
+    frame = _frame(rows, columns)
+    frame["rewardbench_rank"] = [ranks.get(model) for model in frame["model"]]
+    frame["rewardbench_rank"] = frame["rewardbench_rank"].astype("Int64")
+    return frame
+
+
+def _all_pairs(context: TableContext, test: str, attribute: str) -> TableDraft:
+    """Every group pair of one post-hoc test (ModelResult.tukey or .games_howell)."""
+    rows = [{"model": r.model, **asdict(pair)} for r in context.analysis.results for pair in getattr(r, attribute)]
+    return TableDraft(f"{test}, all group pairs (mean_diff = mean of group_b - mean of group_a)",
+                      _frame(rows, PAIR_COLUMNS), f"Family-wise alpha = {context.analysis.settings.alpha:g}.")
+
+
+def _significance_counts(results: list[ModelResult], attribute: str) -> pd.DataFrame:
+    rows = [
+        {"model": r.model, "significant_pairs": sum(p.reject for p in getattr(r, attribute)),
+         "total_pairs": len(getattr(r, attribute))}
+        for r in results
+    ]
+    return _frame(rows, ["model", "significant_pairs", "total_pairs"])
+
+
+def _length_tables(analysis: Analysis) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(table8_length, adjusted_group_means): both come from the same ANCOVA fits."""
+    rows, adjusted_rows = [], []
+    columns = ["model", "group_f", "group_p", "length_coef", "length_p", "raw_gap", "adjusted_gap",
+               "gap_retained_percent", "note"]
+    for r in analysis.results:
+        if r.length is None:
+            rows.append({"model": r.model, "note": r.length_note})
+            continue
+        fit = r.length
+        rows.append({"model": r.model, "group_f": fit.group_f, "group_p": fit.group_p,
+                     "length_coef": fit.length_coef, "length_p": fit.length_p, "raw_gap": fit.raw_gap,
+                     "adjusted_gap": fit.adjusted_gap, "gap_retained_percent": fit.gap_retained_percent, "note": ""})
+        for group, raw, adjusted in zip(analysis.groups, fit.raw_means, fit.adjusted_means, strict=True):
+            adjusted_rows.append({"model": r.model, "group": group, "raw_mean": raw, "adjusted_mean": adjusted})
+    frame = _frame(rows, columns)
+    for column in columns[1:-1]:
+        frame[column] = frame[column].astype("float64")
+    return frame, _frame(adjusted_rows, ["model", "group", "raw_mean", "adjusted_mean"])
+
+
+def _group_mean_vectors(analysis: Analysis) -> dict[str, np.ndarray]:
+    return {r.model: r.group_means for r in analysis.results}
+
+
+def _correlation(analysis: Analysis, method: str, title: str) -> TableDraft:
+    """A model x model matrix; its columns are model names, shown verbatim with r to 3 decimals."""
+    import pandas as pd
+
+    vectors = _group_mean_vectors(analysis)
+    names = list(vectors)
+    frame = pd.DataFrame(crossmodel.correlation_matrix(vectors, method), columns=names)
+    frame.insert(0, "model", names)
+    return TableDraft(title, frame, f"Correlations between models' vectors of {len(analysis.groups)} group means.",
+                      {name: Column(name, name, "fixed", 3) for name in names})
+
+
+def _gap_metrics(analysis: Analysis) -> dict[str, dict[str, float]]:
+    gap_by_model = {r.model: r.gap for r in analysis.results}
+    return {
+        "nmgd_percent": {m: g.nmgd_percent for m, g in gap_by_model.items()},
+        "abs_nmgd_percent": {m: abs(g.nmgd_percent) for m, g in gap_by_model.items()},
+        "scale_free_gap": {m: g.scale_free_gap for m, g in gap_by_model.items()},
+    }
+
+
+# ---------------------------------------------------------------- the tables, in catalogue order
+
+
+def table1_anova(context: TableContext) -> TableDraft:
+    results, ranks = context.analysis.results, context.analysis.ranks
+    return TableDraft(
+        "One-way ANOVA of reward across groups",
+        _with_rank([{"model": r.model, "f_statistic": r.anova.f_statistic, "p_value": r.anova.p_value}
+                    for r in results], ["model", "f_statistic", "p_value"], ranks),
+        "F test on (k - 1, N - k) df = "
+        + ", ".join(sorted({f"({r.anova.df_between}, {r.anova.df_within})" for r in results})) + ".")
+
+
+def table2_tukey(context: TableContext) -> TableDraft:
+    return TableDraft(f"Tukey HSD: group pairs whose mean rewards differ at alpha = {context.analysis.settings.alpha:g}",
+                      _significance_counts(context.analysis.results, "tukey"))
+
+
+def tukey_pairs(context: TableContext) -> TableDraft:
+    return _all_pairs(context, "Tukey HSD", "tukey")
+
+
+def table3_nmgd(context: TableContext) -> TableDraft:
+    return TableDraft(
+        "Normalised maximum group difference (NMGD)",
+        _with_rank([{"model": r.model, "nmgd_percent": r.gap.nmgd_percent} for r in context.analysis.results],
+                   ["model", "nmgd_percent"], context.analysis.ranks),
+        "NMGD = (max - min of group means) / mean of group means x 100, sign kept as in Song et al. (2025); "
+        "meaningless when the mean reward is near zero or negative (see table7_gap).")
+
+
+def table4_pearson(context: TableContext) -> TableDraft:
+    analysis, reference = context.analysis, context.reference
+    caption = f"Correlation of group means with the reference model ({reference or 'none'})"
+    columns = ["model", "pearson_r", "p_value"]
+    if reference is None:
+        return TableDraft(caption, _frame([], columns), context.table4_note)
+    by_model = _group_mean_vectors(analysis)
+    rows = []
+    for r in analysis.results:
+        if r.model == reference:
+            continue
+        correlation = crossmodel.pearson(r.group_means, by_model[reference])
+        rows.append({"model": r.model, "pearson_r": correlation.r, "p_value": correlation.p_value})
+    note = f"Pearson r between each model's {len(analysis.groups)} group means and those of {reference}."
+    if not rows:
+        note += " No other model was analysed."
+    return TableDraft(caption, _frame(rows, columns), note)
+
+
+def group_means(context: TableContext) -> TableDraft:
+    return TableDraft(
+        "Mean reward per model and group with 95% t confidence intervals",
+        _frame([{"model": r.model, **asdict(s)} for r in context.analysis.results for s in r.summaries],
+               ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high"]))
+
+
+def table5_robust_anova(context: TableContext) -> TableDraft:
+    return TableDraft(
+        "Heteroscedasticity- and outlier-robust tests, and effect sizes",
+        _frame([{"model": r.model, "welch_f": r.welch.f_statistic, "welch_p": r.welch.p_value,
+                 "kruskal_h": r.kruskal.h_statistic, "kruskal_p": r.kruskal.p_value, "eta_sq": r.anova.eta_sq,
+                 "omega_sq": r.anova.omega_sq, "cohens_f": r.anova.cohens_f} for r in context.analysis.results],
+               ["model", "welch_f", "welch_p", "kruskal_h", "kruskal_p", "eta_sq", "omega_sq", "cohens_f"]),
+        "Welch's ANOVA does not assume equal variances; Kruskal-Wallis compares ranks. "
+        "Cohen's f: 0.10 small, 0.25 medium, 0.40 large.")
+
+
+def table6_games_howell(context: TableContext) -> TableDraft:
+    alpha = context.analysis.settings.alpha
+    return TableDraft(f"Games-Howell: group pairs that differ at alpha = {alpha:g} (unequal variances)",
+                      _significance_counts(context.analysis.results, "games_howell"))
+
+
+def games_howell_pairs(context: TableContext) -> TableDraft:
+    return _all_pairs(context, "Games-Howell", "games_howell")
+
+
+def table7_gap(context: TableContext) -> TableDraft:
+    settings = context.analysis.settings
+    gap_rows = []
+    for r in context.analysis.results:
+        g = r.gap
+        gap_rows.append({"model": r.model, "max_group": g.max_group, "min_group": g.min_group,
+                         "scale_free_gap": g.scale_free_gap, "gap_ci_low": g.gap_ci_low, "gap_ci_high": g.gap_ci_high,
+                         "nmgd_percent": g.nmgd_percent, "nmgd_ci_low": g.nmgd_ci_low, "nmgd_ci_high": g.nmgd_ci_high,
+                         "perm_p_value": g.perm_p_value, "null_max_gap": g.null_max_gap,
+                         "nmgd_unstable": g.nmgd_unstable})
+    return TableDraft(
+        "Largest group gap with uncertainty",
+        _frame(gap_rows, ["model", "max_group", "min_group", "scale_free_gap", "gap_ci_low", "gap_ci_high",
+                          "nmgd_percent", "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "null_max_gap",
+                          "nmgd_unstable"]),
+        f"Scale-free gap = (max - min group mean) / pooled within-group SD. 95% bias-corrected percentile CIs from a "
+        f"stratified bootstrap (B = {settings.bootstrap}, seed {settings.seed}); the p-value is for the range of group means "
+        f"under {settings.permutations} label permutations, and the null max gap is the mean scale-free gap over "
+        "those permutations (what noise alone gives at these group sizes). NMGD unstable: the bootstrap CI of the "
+        "mean reward contains 0, so NMGD's size and sign are arbitrary.")
+
+
+def table8_length(context: TableContext) -> TableDraft:
+    return TableDraft(
+        "Length-controlled ANCOVA: reward ~ group + log(n_tokens)", _length_tables(context.analysis)[0],
+        "Group F and p are Type II (group given length). Adjusted means are at the overall mean log length; "
+        "gap retained = adjusted gap / raw gap x 100.")
+
+
+def adjusted_group_means(context: TableContext) -> TableDraft:
+    return TableDraft("Raw and length-adjusted group means", _length_tables(context.analysis)[1])
+
+
+def correlation_pearson(context: TableContext) -> TableDraft:
+    return _correlation(context.analysis, "pearson", "Pearson correlation of group-mean vectors between models")
+
+
+def correlation_spearman(context: TableContext) -> TableDraft:
+    return _correlation(context.analysis, "spearman", "Spearman correlation of group-mean vectors between models")
+
+
+def table9_rank_agreement(context: TableContext) -> TableDraft:
+    return TableDraft(
+        "Agreement of models' group orderings",
+        _frame([asdict(a) for a in crossmodel.rank_agreement(_group_mean_vectors(context.analysis))],
+               ["model_a", "model_b", "kendall_tau", "spearman_rho", "top_group_match"]),
+        "Kendall tau and Spearman rho between two models' orderings of the groups by mean reward; "
+        "top_group_match: both favour the same group.")
+
+
+def table10_rank_vs_fairness(context: TableContext) -> TableDraft:
+    ranks = context.analysis.ranks
+    return TableDraft(
+        "Are models ranked higher on RewardBench fairer?",
+        _frame([asdict(crossmodel.rank_vs_fairness(metric, ranks, values))
+                for metric, values in _gap_metrics(context.analysis).items()],
+               ["metric", "spearman_rho", "p_value", "n_models", "note"]),
+        "Spearman rho between RewardBench rank (1 = best) and the gap metric; rho > 0 means better-ranked models "
+        "have smaller gaps. Ranks from the model registry (Song et al. 2025, Tables 1 and 3).")
+
+
+def rank_vs_fairness_points(context: TableContext) -> TableDraft:
+    ranks = context.analysis.ranks
+    points = _frame([{"model": r.model, "rewardbench_rank": ranks.get(r.model), "nmgd_percent": r.gap.nmgd_percent,
+                      "scale_free_gap": r.gap.scale_free_gap} for r in context.analysis.results],
+                    ["model", "rewardbench_rank", "nmgd_percent", "scale_free_gap"])
+    points["rewardbench_rank"] = points["rewardbench_rank"].astype("Int64")
+    return TableDraft("RewardBench rank and gap metrics per model", points)
