@@ -188,11 +188,6 @@ def rule_inputs(benchmark_name, rule_name):
     return benchmark(benchmark_name).inputs_of_rule(rule_name)
 
 
-def fairness_path(key):
-    """The path of one catalogued fairness output (rmeval.benchmarks.fairness.catalogue)."""
-    return benchmark("fairness").get(key).path
-
-
 def published_values():
     """The papers' own numbers (resources/published/), inside the repository whatever the working directory."""
     return [str(REPOSITORY / path) for path in fairness_plan.PUBLISHED_VALUES]
@@ -205,8 +200,8 @@ def rewardmath_table(key):
 
 
 def rewardmath_summary_step(tables, summary):
-    """The shell step appending the RewardMATH section to the fairness summary, when that branch ran (only then
-    is RM_PRM_AGGREGATION of rewardmath.smk defined)."""
+    """The shell step appending the RewardMATH section to the fairness summary, when that branch ran (else
+    RM_PRM_AGGREGATION, from rewardmath.smk, may not exist: tests include the fairness rules alone)."""
     if not tables:
         return ""
     return fairness_plan.rewardmath_summary_step(tables, summary, RM_PRM_AGGREGATION)

@@ -1,5 +1,6 @@
 # Stage 3: group-fairness statistics (the paper's Tables 1-4 and the extended tables) and the
-# plain-words summary. Pure numpy/scipy/statsmodels: no torch, no GPU.
+# plain-words summary. Pure numpy/scipy/statsmodels: no torch, no GPU. The files these rules write, and the tables
+# each of them reads, are declared once in rmeval.benchmarks.fairness.catalogue.
 
 
 rule fairness_stats:

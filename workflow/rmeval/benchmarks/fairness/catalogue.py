@@ -4,7 +4,7 @@ The rules' `output:` and `report()` entries (workflow/rules/common.smk `rule_out
 `input:`, `rule all` and the commands that write the files (`rmeval fairness-stats`, `rmeval fairness-figures`)
 all read this list. Adding a table is a builder function in `stats/builders.py`, one `_table` line below and its
 caption under workflow/report/; adding a figure is a module with `draw(*tables) -> Figure`, one `_figure` line and
-its caption.
+its caption (and a loader in figures/inputs.py `READERS` when it reads a table no figure read before).
 """
 
 from __future__ import annotations
