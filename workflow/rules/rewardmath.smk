@@ -1,63 +1,21 @@
 # The RewardMATH branch (Kim et al. 2024, arXiv:2410.01729): prepare -> score (one job per model x MATH
 # subject, plus RewardBench math-prm) -> metrics -> figure. Enabled by `rewardmath.enabled: true`.
 # The subject list comes from the config (no checkpoint): prepare always writes all seven subject tables.
-import shlex
+# What runs is planned in rmeval.benchmarks.rewardmath.plan; the files written are declared in its catalogue.
+from rmeval.benchmarks.rewardmath.plan import ALL_TABLES as RM_ALL_TABLES, RewardMathPlan, cli_flags
 
-from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
+try:
+    RM_PLAN = RewardMathPlan.from_config(REWARDMATH, REWARDMATH_SPECS, config_path)
+except RmevalError as error:
+    raise WorkflowError(f"config: {error}")
 
-RM_SUBJECTS = list(REWARDMATH.get("subjects") or SUBJECT_SLUGS)
-RM_ALL_TABLES = [*SUBJECT_SLUGS, REWARDBENCH_STEM]
-RM_MODELS = list(REWARDMATH_SPECS)
-RM_WITH_REWARDBENCH = REWARDMATH.get("rewardbench_source", "hf") != "none"
-RM_SCORED_TABLES = RM_SUBJECTS + ([REWARDBENCH_STEM] if RM_WITH_REWARDBENCH else [])
-# Optional official result files, ingested into the same tables: `rmeval rewardmath-metrics` flag -> path.
-RM_OFFICIAL = {
-    "--official": REWARDMATH.get("official_dir"),
-    "--official-rewardbench": REWARDMATH.get("official_rewardbench_dir"),
-    "--problems": REWARDMATH.get("problems"),
-}
-RM_OFFICIAL = {flag: config_path(value) for flag, value in RM_OFFICIAL.items() if value}
-# Local data files (named after their `rmeval rewardmath-prepare` flag), so that editing them re-runs prepare.
-RM_LOCAL_INPUTS = {
-    key: config_path(REWARDMATH[key])
-    for key, source_key in (("path", "source"), ("rewardbench_path", "rewardbench_source"))
-    if REWARDMATH.get(source_key, "hf") == "local" and REWARDMATH.get(key)
-}
-if REWARDMATH_ENABLED and not RM_MODELS and "--official" not in RM_OFFICIAL:
-    raise WorkflowError("config: rewardmath is enabled but has neither `models` nor `official_dir`")
-RM_TABLE_FILES = {
-    "metrics": "results/tables/rewardmath_metrics.csv",
-    "metrics_md": "results/tables/rewardmath_metrics.md",
-    "metrics_tex": "results/tables/rewardmath_metrics.tex",
-    "metrics_ci": "results/tables/rewardmath_metrics_ci.csv",
-    "breakdown": "results/tables/rewardmath_breakdown.csv",
-    "rewardbench": "results/tables/rewardbench_math_prm_accuracy.csv",
-    "rewardbench_md": "results/tables/rewardbench_math_prm_accuracy.md",
-    "rewardbench_tex": "results/tables/rewardbench_math_prm_accuracy.tex",
-    "side_by_side": "results/tables/rewardmath_vs_rewardbench.csv",
-    "side_by_side_md": "results/tables/rewardmath_vs_rewardbench.md",
-    "side_by_side_tex": "results/tables/rewardmath_vs_rewardbench.tex",
-}
-RM_FIGURES = ["results/figures/rewardmath_vs_rewardbench.png", "results/figures/rewardmath_vs_rewardbench.pdf"]
-RM_SUMMARY = "results/rewardmath/summary.md"
-RM_PRM_AGGREGATION = REWARDMATH.get("prm_aggregation", "prod")
-# LLM judges (adapter `judge`): pairwise ones read the tables with recorded chosen positions; every judge's scores
-# are also written in the official result-file layout (results/rewardmath/official/{model}.json).
-RM_JUDGES = [name for name in RM_MODELS if REWARDMATH_SPECS[name].judge_mode]
-RM_PAIRWISE = [name for name in RM_MODELS if REWARDMATH_SPECS[name].judge_mode == "pairwise"]
-RM_POSITIONS = REWARDMATH.get("pairwise_positions") or ("hf" if REWARDMATH.get("source", "hf") == "hf" else None)
-if RM_POSITIONS is None and RM_PAIRWISE:
-    _recorded = [n for n in RM_PAIRWISE if REWARDMATH_SPECS[n].options.get("positions", "recorded") == "recorded"]
-    if _recorded:
-        raise WorkflowError(
-            f"config: pairwise judge(s) {_recorded} show the chosen solution at its recorded position, but "
-            "rewardmath.pairwise_positions is not set (a local RewardMATH_pairwise file or *_pairwise_reward.json, "
-            "hf, or seeded)"
-        )
-    RM_POSITIONS = "seeded"
-RM_POSITION_FILE = {"positions": config_path(RM_POSITIONS)} if RM_POSITIONS not in (None, "hf", "seeded") else {}
-RM_EXPORTS = expand("results/rewardmath/official/{model}.json", model=RM_JUDGES)
-RM_OUTPUTS = [*RM_TABLE_FILES.values(), *RM_FIGURES, RM_SUMMARY, *RM_EXPORTS]
+# Names the other rule files read: common.smk (rule all, preflight), lock.smk, fairness.smk.
+RM_MODELS = list(RM_PLAN.models)
+RM_SCORED_TABLES = list(RM_PLAN.scored_tables)
+RM_LOCAL_INPUTS = dict(RM_PLAN.local_inputs)
+RM_TABLE_FILES = RM_PLAN.table_files
+RM_PRM_AGGREGATION = RM_PLAN.prm_aggregation
+RM_OUTPUTS = [*benchmark_targets("rewardmath"), *RM_PLAN.exports]
 
 
 wildcard_constraints:
@@ -72,17 +30,10 @@ rule rewardmath_prepare:
         manifest="results/rewardmath/data/manifest.json",
     params:
         out=subpath(output.manifest, parent=True),
-        source=REWARDMATH.get("source", "hf"),
-        local_files=lambda wildcards, input: " ".join(
-            f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in input.items()
-        ),
-        rb_source=REWARDMATH.get("rewardbench_source", "hf"),
-        # Hub split / revision flags, only for the keys the config sets.
-        hub=" ".join(
-            f"--{key.replace('_', '-')} {shlex.quote(str(REWARDMATH[key]))}"
-            for key in ("split", "revision", "rewardbench_split", "rewardbench_revision")
-            if REWARDMATH.get(key)
-        ),
+        source=RM_PLAN.source,
+        local_files=lambda wildcards, input: cli_flags(input),
+        rb_source=RM_PLAN.rewardbench_source,
+        hub=RM_PLAN.hub_flags(),  # Hub split / revision flags, only for the keys the config sets
     localrule: True
     log:
         "logs/rewardmath/prepare.log",
@@ -99,13 +50,13 @@ rule rewardmath_prepare:
 rule rewardmath_positions:
     input:
         tables=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_ALL_TABLES),
-        **RM_POSITION_FILE,
+        **RM_PLAN.position_file,
     output:
         tables=expand("results/rewardmath/pairwise/{rm_table}.parquet", rm_table=RM_ALL_TABLES),
         summary="results/rewardmath/pairwise/positions.json",
     params:
         data=lambda wildcards, input: str(Path(input.tables[0]).parent),
-        positions=RM_POSITION_FILE.get("positions", RM_POSITIONS),
+        positions=RM_PLAN.positions,
         out=subpath(output.summary, parent=True),
     localrule: True
     log:
@@ -153,57 +104,17 @@ rule rewardmath_metrics:
     input:
         data=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_ALL_TABLES),
         scores=expand("results/rewardmath/scores/{model}/{rm_table}.parquet", model=RM_MODELS, rm_table=RM_SCORED_TABLES),
-        official=list(RM_OFFICIAL.values()),
+        official=list(RM_PLAN.official.values()),
         registry=config_path(config.get("registry", "config/models.yaml")),
     output:
-        metrics=report(
-            RM_TABLE_FILES["metrics"],
-            caption="../report/rewardmath_metrics.rst",
-            category="RewardMATH",
-            labels={"table": "RewardMATH accuracy and MRR"},
-        ),
-        metrics_md=RM_TABLE_FILES["metrics_md"],
-        metrics_tex=RM_TABLE_FILES["metrics_tex"],
-        metrics_ci=report(
-            RM_TABLE_FILES["metrics_ci"],
-            caption="../report/rewardmath_metrics_ci.rst",
-            category="RewardMATH",
-            labels={"table": "RewardMATH with bootstrap CIs"},
-        ),
-        breakdown=report(
-            RM_TABLE_FILES["breakdown"],
-            caption="../report/rewardmath_breakdown.rst",
-            category="RewardMATH",
-            labels={"table": "RewardMATH by subject and level"},
-        ),
-        rewardbench=report(
-            RM_TABLE_FILES["rewardbench"],
-            caption="../report/rewardbench_math_prm.rst",
-            category="RewardMATH",
-            labels={"table": "RewardBench math-prm accuracy"},
-        ),
-        rewardbench_md=RM_TABLE_FILES["rewardbench_md"],
-        rewardbench_tex=RM_TABLE_FILES["rewardbench_tex"],
-        side_by_side=report(
-            RM_TABLE_FILES["side_by_side"],
-            caption="../report/rewardmath_vs_rewardbench.rst",
-            category="RewardMATH",
-            labels={"table": "RewardMATH next to RewardBench math-prm"},
-        ),
-        side_by_side_md=RM_TABLE_FILES["side_by_side_md"],
-        side_by_side_tex=RM_TABLE_FILES["side_by_side_tex"],
+        **rule_outputs("rewardmath", "rewardmath_metrics"),
     params:
-        workflow_scores=lambda wildcards, input: (
-            f"--scores {shlex.quote(str(Path(input.scores[0]).parents[1]))} --models {' '.join(RM_MODELS)}"
-            f" --subjects {' '.join(RM_SUBJECTS)}"
-            if RM_MODELS
-            else ""
-        ),
-        official=" ".join(f"{flag} {shlex.quote(path)}" for flag, path in RM_OFFICIAL.items()),
+        workflow_scores=lambda wildcards, input: RM_PLAN.workflow_scores_flags(input.scores),
+        official=RM_PLAN.official_flags(),
         data=lambda wildcards, input: str(Path(input.data[0]).parent),
         out=subpath(output.metrics, parent=True),
-        bootstrap=REWARDMATH.get("bootstrap", 1000),
-        seed=REWARDMATH.get("seed", 0),
+        bootstrap=RM_PLAN.bootstrap,
+        seed=RM_PLAN.seed,
         prm_aggregation=RM_PRM_AGGREGATION,
     localrule: True
     log:
@@ -221,14 +132,14 @@ rule rewardmath_metrics:
 
 rule rewardmath_export:
     input:
-        data=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_SUBJECTS),
-        scores=expand("results/rewardmath/scores/{{model}}/{rm_table}.parquet", rm_table=RM_SUBJECTS),
+        data=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_PLAN.subjects),
+        scores=expand("results/rewardmath/scores/{{model}}/{rm_table}.parquet", rm_table=RM_PLAN.subjects),
     output:
-        "results/rewardmath/official/{model}.json",
+        **rule_outputs("rewardmath", "rewardmath_export"),
     params:
         data=lambda wildcards, input: str(Path(input.data[0]).parent),
         scores=lambda wildcards, input: str(Path(input.scores[0]).parents[1]),
-        subjects=" ".join(RM_SUBJECTS),
+        subjects=" ".join(RM_PLAN.subjects),
     localrule: True
     log:
         "logs/rewardmath/export/{model}.log",
@@ -239,20 +150,14 @@ rule rewardmath_export:
         "../../envs/rmeval.yaml"
     shell:
         "rmeval rewardmath-export --model {wildcards.model:q} --scores {params.scores:q} --data {params.data:q}"
-        " --subjects {params.subjects} --out {output:q} > {log:q} 2>&1"
+        " --subjects {params.subjects} --out {output.export:q} > {log:q} 2>&1"
 
 
 rule rewardmath_figures:
     input:
         RM_TABLE_FILES["side_by_side"],
     output:
-        png=report(
-            RM_FIGURES[0],
-            caption="../report/rewardmath_figure.rst",
-            category="RewardMATH",
-            labels={"figure": "RewardBench math vs RewardMATH"},
-        ),
-        pdf=RM_FIGURES[1],
+        **rule_outputs("rewardmath", "rewardmath_figures"),
     params:
         prm_aggregation=RM_PRM_AGGREGATION,
     localrule: True
@@ -264,7 +169,7 @@ rule rewardmath_figures:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval rewardmath-figures --table {input:q} --png {output.png:q} --pdf {output.pdf:q}"
+        "rmeval rewardmath-figures --table {input:q} --png {output.figure:q} --pdf {output.figure_pdf:q}"
         " --prm-aggregation {params.prm_aggregation} > {log:q} 2>&1"
 
 
@@ -272,12 +177,7 @@ rule rewardmath_summary:
     input:
         RM_TABLE_FILES["side_by_side"],
     output:
-        report(
-            RM_SUMMARY,
-            caption="../report/rewardmath_summary.rst",
-            category="RewardMATH",
-            labels={"summary": "RewardMATH in plain words"},
-        ),
+        **rule_outputs("rewardmath", "rewardmath_summary"),
     params:
         prm_aggregation=RM_PRM_AGGREGATION,
     localrule: True
@@ -289,5 +189,5 @@ rule rewardmath_summary:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval rewardmath-summary --table {input:q} --out {output:q}"
+        "rmeval rewardmath-summary --table {input:q} --out {output.summary:q}"
         " --prm-aggregation {params.prm_aggregation} > {log:q} 2>&1"

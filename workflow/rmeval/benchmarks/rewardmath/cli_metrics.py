@@ -9,8 +9,10 @@ Inputs (any combination, at least one of --official / --scores):
 With --data, reward-free baselines (random, fewest / most steps, shortest / longest solution) are computed on
 the prepared solutions and added as rows of source `baseline` (`rmeval.benchmarks.rewardmath.baselines`).
 
-Writes to --out (CSV: machine columns, model = display name, setup = file stem or model name; Markdown /
-LaTeX: human headers, a dagger on runs with fewer problems than the full benchmark):
+Writes to --out the tables the catalogue declares for rule rewardmath_metrics
+(`rmeval.benchmarks.rewardmath.catalogue`), each by the builder it names (`metric_tables`) (CSV: machine columns,
+model = display name, setup = file stem or model name; Markdown / LaTeX: human headers, a dagger on runs with
+fewer problems than the full benchmark):
 - rewardmath_metrics.csv (model, setup, source, kind, aggregation, n, full_set, accuracy, mrr; percent,
   2 decimals) + .md + .tex;
 - rewardmath_metrics_ci.csv: the same with bootstrap 95% CIs and the number of missing judge verdicts;
@@ -28,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.benchmarks.rewardmath.aggregation import STEP_AGGREGATIONS
+from rmeval.benchmarks.rewardmath.catalogue import BENCHMARK, METRICS_RULE
+from rmeval.benchmarks.rewardmath.metric_tables import MetricTables
 from rmeval.benchmarks.rewardmath.metrics import SetupScores, pairwise_accuracy, summarize
 from rmeval.benchmarks.rewardmath.names import BASELINE, JUDGE, display_name, registry_names, setup_kind
 from rmeval.benchmarks.rewardmath.official import (
@@ -43,33 +47,8 @@ from rmeval.benchmarks.rewardmath.subjects import (
     REWARDMATH_PROBLEMS,
     SUBJECT_SLUGS,
 )
-from rmeval.benchmarks.rewardmath.tables import (
-    DAGGER,
-    PAIR_HEADERS,
-    SIDE_LATEX_HEADERS,
-    SOURCE_LABELS,
-    percent2,
-    write_table,
-)
+from rmeval.benchmarks.rewardmath.tables import percent2
 from rmeval.errors import RmevalError
-
-METRIC_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy", "mrr"]
-METRIC_BRIEF = ["model", "source", "kind", "aggregation", "n", "accuracy", "mrr"]
-CI_COLUMNS = ["model", "setup", "aggregation", "source", "kind", "n", "full_set", "accuracy", "accuracy_ci_low",
-              "accuracy_ci_high", "mrr", "mrr_ci_low", "mrr_ci_high", "n_missing_verdicts", "position_agreement", "n_bootstrap",
-              "seed"]
-BREAKDOWN_COLUMNS = ["model", "setup", "aggregation", "by", "value", "n", "accuracy", "accuracy_ci_low",
-                     "accuracy_ci_high", "mrr", "mrr_ci_low", "mrr_ci_high"]
-REWARDBENCH_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy",
-                       "accuracy_ci_low", "accuracy_ci_high"]
-REWARDBENCH_BRIEF = ["model", "source", "kind", "aggregation", "n", "accuracy", "accuracy_ci"]
-SIDE_BY_SIDE_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n_rewardmath", "rewardmath_full_set",
-                        "rewardmath_accuracy", "rewardmath_accuracy_ci_low", "rewardmath_accuracy_ci_high",
-                        "rewardmath_mrr", "rewardmath_mrr_ci_low", "rewardmath_mrr_ci_high", "n_rewardbench",
-                        "rewardbench_full_set", "rewardbench_accuracy", "rewardbench_accuracy_ci_low",
-                        "rewardbench_accuracy_ci_high", "rewardbench_setup"]
-SIDE_BY_SIDE_BRIEF = ["model", "kind", "aggregation", "n_rewardmath", "rewardmath_accuracy", "rewardmath_mrr",
-                      "n_rewardbench", "rewardbench_accuracy"]
 
 
 @dataclass(frozen=True)
@@ -258,109 +237,16 @@ def side_by_side(metrics: list[dict[str, Any]], rewardbench: list[dict[str, Any]
     return rows
 
 
-_SOURCE_ORDER = {"workflow": 0, "official": 1, BASELINE: 2}
-_KIND_ORDER = {"classifier": 0, "PRM": 1, JUDGE: 2, BASELINE: 3}
-
-
-def display_rows(rows: list[dict[str, Any]], full_keys: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Rows for Markdown / LaTeX: this run's models first, then official ones by kind and name, then the baselines;
-    a dagger on partial runs, human source labels, the file stem only for official rows, the CI as one cell."""
-    from rmeval.benchmarks.rewardmath.baselines import BASELINE_NAMES
-
-    def order(row: dict[str, Any]) -> tuple:
-        aggregation = STEP_AGGREGATIONS.index(row["aggregation"]) if row["aggregation"] in STEP_AGGREGATIONS else -1
-        baseline = BASELINE_NAMES.index(row["setup"]) if row["setup"] in BASELINE_NAMES else -1
-        return (_SOURCE_ORDER.get(row["source"], 0), _KIND_ORDER.get(row["kind"], 0), baseline,
-                row["model"].lower(), aggregation)
-
-    shown = []
-    for row in sorted(rows, key=order):
-        partial = any(row.get(key) is False for key in full_keys)
-        low, high = row.get("accuracy_ci_low"), row.get("accuracy_ci_high")
-        ci = "" if low is None or high is None or low != low or high != high else f"{low:.2f}–{high:.2f}"
-        shown.append({**row, "model": row["model"] + (f" {DAGGER}" if partial else ""),
-                      "source": SOURCE_LABELS.get(row["source"], row["source"]),
-                      "aggregation": display_aggregation(row["kind"], row["aggregation"]),
-                      "setup": row["setup"] if row["source"] == "official" else "", "accuracy_ci": ci,
-                      "group": (row["source"], row["kind"])})
-    return shown
-
-
-def display_aggregation(kind: str, aggregation: str) -> str:
-    """What a reader calls it: a direct LLM judge's score is `direct`; a baseline has no aggregation."""
-    if kind == BASELINE:
-        return ""
-    if kind == JUDGE and aggregation == "scalar":
-        return "direct"
-    return aggregation
-
-
-def _has_partial(rows: list[dict[str, Any]], full_keys: tuple[str, ...]) -> bool:
-    return any(row.get(key) is False for row in rows for key in full_keys)
-
-
-BASELINE_NOTE = ("Baselines read no mathematics: random is the expected value of a random ranking; fewest / most "
-                 "steps and shortest / longest solution (in characters of the scored text) score each solution by "
-                 "its step count or length, ties counted as for models (a tie fails).")
-
-
-def _notes(rows: list[dict[str, Any]], full_keys: tuple[str, ...], what: str) -> list[str]:
-    notes = []
-    if _has_partial(rows, full_keys):
-        notes.append(f"{DAGGER} run on fewer {what}; not comparable with full-set rows.")
-    if any(row["source"] == BASELINE for row in rows):
-        notes.append(BASELINE_NOTE)
-    if any(row["source"] == "official" for row in rows):
-        notes.append("Official rows: the result files of the RewardMATH authors (file stems in the CSV).")
-    return notes
-
-
 def write_all(collected: Collected, out: Path, n_bootstrap: int, seed: int, names: dict[str, str],
-              prm_aggregation: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    from rmeval.benchmarks.rewardmath.agreement import point_from_row, rank_agreement
-
+              prm_aggregation: str) -> MetricTables:
+    """Every table the catalogue gives rule rewardmath_metrics, each written by the builder it names."""
     metrics = metric_rows(collected, n_bootstrap, seed, names)
     rewardbench = rewardbench_rows(collected, n_bootstrap, seed, names)
-    full = ("full_set",)
-    problems = f"problems than the full benchmark ({REWARDMATH_PROBLEMS})"
-    caption = "RewardMATH accuracy and MRR (%) per setup and aggregation"
-    latex = {"rule_between": "group"}
-    write_table(metrics, METRIC_COLUMNS, out, "rewardmath_metrics", "", formats=("csv",))
-    shown = display_rows(metrics, full)
-    notes = _notes(metrics, full, problems)
-    write_table(shown, ["model", "setup", *METRIC_BRIEF[1:]], out, "rewardmath_metrics", caption, formats=("md",),
-                notes=notes)
-    write_table(shown, METRIC_BRIEF, out, "rewardmath_metrics", caption, formats=("tex",), notes=notes, **latex)
-    write_table(metrics, CI_COLUMNS, out, "rewardmath_metrics_ci", "", formats=("csv",))
-    write_table(breakdown_rows(collected.setups, n_bootstrap, seed, names), BREAKDOWN_COLUMNS, out,
-                "rewardmath_breakdown", "", formats=("csv",))
-    pairs = f"pairs than the full benchmark ({REWARDBENCH_MATH_PRM_PAIRS})"
-    caption = "RewardBench math-prm one-to-one accuracy (%) with 95% bootstrap CIs"
-    write_table(rewardbench, REWARDBENCH_COLUMNS, out, "rewardbench_math_prm_accuracy", "", formats=("csv",))
-    shown = display_rows(rewardbench, full)
-    notes = _notes(rewardbench, full, pairs)
-    write_table(shown, ["model", "setup", *REWARDBENCH_BRIEF[1:]], out, "rewardbench_math_prm_accuracy", caption,
-                formats=("md",), notes=notes, headers=PAIR_HEADERS, right=("accuracy_ci",))
-    write_table(shown, REWARDBENCH_BRIEF, out, "rewardbench_math_prm_accuracy", caption, formats=("tex",),
-                notes=notes, headers=PAIR_HEADERS, right=("accuracy_ci",), **latex)
-    combined = side_by_side(metrics, rewardbench)
-    write_table(combined, SIDE_BY_SIDE_COLUMNS, out, "rewardmath_vs_rewardbench", "", formats=("csv",))
-    both = ("rewardmath_full_set", "rewardbench_full_set")
-    notes = [f"PRMs under {prm_aggregation} (all aggregations in the CSV).",
-             *_notes(combined, both, f"problems or pairs than the full benchmarks ({REWARDMATH_PROBLEMS} / "
-                                     f"{REWARDBENCH_MATH_PRM_PAIRS})")]
-    points = [point_from_row(row) for row in combined]
-    for metric, label in (("accuracy", "accuracy"), ("mrr", "MRR")):
-        agreement = rank_agreement(points, prm_aggregation, metric)
-        notes.append(f"RewardBench math-prm accuracy vs RewardMATH {label}: {agreement.describe()}; PRMs under "
-                     f"{prm_aggregation}, baselines and partial runs excluded.")
-    shown = display_rows([row for row in combined if row["kind"] != "PRM" or row["aggregation"] == prm_aggregation],
-                         both)
-    caption = "RewardMATH accuracy and MRR next to RewardBench math-prm accuracy (%)"
-    write_table(shown, SIDE_BY_SIDE_BRIEF, out, "rewardmath_vs_rewardbench", caption, formats=("md",), notes=notes)
-    write_table(shown, SIDE_BY_SIDE_BRIEF, out, "rewardmath_vs_rewardbench", caption, formats=("tex",), notes=notes,
-                headers=SIDE_LATEX_HEADERS, groups=(("", 3), ("RewardMATH", 3), ("RewardBench", 2)), **latex)
-    return metrics, rewardbench
+    tables = MetricTables(metrics, rewardbench, breakdown_rows(collected.setups, n_bootstrap, seed, names),
+                          side_by_side(metrics, rewardbench), prm_aggregation)
+    for output in BENCHMARK.of_rule(METRICS_RULE):
+        output.build()(tables, out, output.stem)
+    return tables
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -393,7 +279,7 @@ def main(argv: list[str]) -> int:
     collected = collect(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    metrics, rewardbench = write_all(collected, out, args.bootstrap, args.seed, registry_names(args.registry),
-                                     args.prm_aggregation)
-    print(f"rewardmath-metrics: {len(metrics)} RewardMATH rows, {len(rewardbench)} RewardBench rows -> {out}")
+    tables = write_all(collected, out, args.bootstrap, args.seed, registry_names(args.registry), args.prm_aggregation)
+    print(f"rewardmath-metrics: {len(tables.metrics)} RewardMATH rows, {len(tables.rewardbench)} RewardBench rows"
+          f" -> {out}")
     return 0

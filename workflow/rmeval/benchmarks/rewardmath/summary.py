@@ -22,6 +22,7 @@ from rmeval.benchmarks.rewardmath.agreement import (
     rank_agreement,
     read_points,
 )
+from rmeval.benchmarks.rewardmath.catalogue import BENCHMARK, METRICS_RULE
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_MATH_PRM_PAIRS, REWARDMATH_PROBLEMS
 from rmeval.errors import RmevalError
 
@@ -139,9 +140,15 @@ def render(points: Sequence[Point], prm_aggregation: str = "prod", alpha: float 
         lines.append(f"- **Partial runs** (fewer than {REWARDMATH_PROBLEMS} problems or "
                      f"{REWARDBENCH_MATH_PRM_PAIRS} pairs; not ranked, not in the correlation): {', '.join(names)}.")
     lines.append("")
-    lines.append("Tables: `results/tables/rewardmath_metrics.*`, `rewardbench_math_prm_accuracy.*`, "
-                 "`rewardmath_vs_rewardbench.*`; figure: `results/figures/rewardmath_vs_rewardbench.png`.")
+    lines.append(_where_line())
     return "\n".join(lines) + "\n"
+
+
+def _where_line() -> str:
+    """Where the headline tables (those with Markdown / LaTeX versions) and the figure are, from the catalogue."""
+    first, *others = [output for output in BENCHMARK.of_rule(METRICS_RULE) if output.formats]
+    tables = ", ".join([f"`{first.sibling('*')}`", *(f"`{output.stem}.*`" for output in others)])
+    return f"Tables: {tables}; figure: `{BENCHMARK.get('figure').path}`."
 
 
 def append_section(target: Path, section: str) -> None:

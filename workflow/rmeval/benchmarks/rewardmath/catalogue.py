@@ -1,0 +1,49 @@
+"""The RewardMATH branch's outputs, declared once: `rmeval rewardmath-metrics` writes its tables from this list,
+rewardmath.smk takes its rules' `output:` from it (common.smk `rule_outputs`), and `rule all` asks for every file.
+
+Import-free (read at Snakefile parse time): builders are "module:function" strings, imported by the command.
+"""
+
+from __future__ import annotations
+
+from rmeval.benchmarks.catalogue import Benchmark, Output
+
+CATEGORY = "RewardMATH"
+METRICS_RULE = "rewardmath_metrics"
+TABLES = "rmeval.benchmarks.rewardmath.metric_tables"
+TABLE_FORMATS = ("md", "tex")  # beside each table's CSV: the human-readable versions
+
+
+def _table(key: str, stem: str, caption: str, label: str, builder: str, formats: tuple[str, ...] = ()) -> Output:
+    return Output(key, f"results/tables/{stem}.csv", METRICS_RULE, caption=caption, category=CATEGORY,
+                  labels={"table": label}, builder=f"{TABLES}:{builder}", formats=formats)
+
+
+BENCHMARK = Benchmark(
+    name="rewardmath",
+    title="RewardMATH (Kim et al. 2024) next to RewardBench math-prm",
+    rule_file="workflow/rules/rewardmath.smk",
+    enabled_by="rewardmath",
+    outputs=(
+        _table("metrics", "rewardmath_metrics", "rewardmath_metrics.rst", "RewardMATH accuracy and MRR",
+               "metrics_table", TABLE_FORMATS),
+        _table("metrics_ci", "rewardmath_metrics_ci", "rewardmath_metrics_ci.rst", "RewardMATH with bootstrap CIs",
+               "metrics_ci_table"),
+        _table("breakdown", "rewardmath_breakdown", "rewardmath_breakdown.rst", "RewardMATH by subject and level",
+               "breakdown_table"),
+        _table("rewardbench", "rewardbench_math_prm_accuracy", "rewardbench_math_prm.rst",
+               "RewardBench math-prm accuracy", "rewardbench_table", TABLE_FORMATS),
+        _table("side_by_side", "rewardmath_vs_rewardbench", "rewardmath_vs_rewardbench.rst",
+               "RewardMATH next to RewardBench math-prm", "side_by_side_table", TABLE_FORMATS),
+        Output("figure", "results/figures/rewardmath_vs_rewardbench.png", "rewardmath_figures",
+               caption="rewardmath_figure.rst", category=CATEGORY,
+               labels={"figure": "RewardBench math vs RewardMATH"},
+               builder="rmeval.benchmarks.rewardmath.figures:build_figure", formats=("pdf",)),
+        Output("summary", "results/rewardmath/summary.md", "rewardmath_summary", caption="rewardmath_summary.rst",
+               category=CATEGORY, labels={"summary": "RewardMATH in plain words"},
+               builder="rmeval.benchmarks.rewardmath.summary:render"),
+        # One per LLM judge (rewardmath.smk expands it): its scores in the official result-file layout.
+        Output("export", "results/rewardmath/official/{model}.json", "rewardmath_export",
+               builder="rmeval.benchmarks.rewardmath.pairwise:export_official"),
+    ),
+)

@@ -1,0 +1,158 @@
+"""What the RewardMATH rules run, planned once from the config's `rewardmath:` section at Snakefile parse time.
+
+rewardmath.smk holds no Python of its own: it builds one `RewardMathPlan` (converting an RmevalError to a
+WorkflowError) and reads its fields and command-line fragments. Light on purpose (no pandas, no torch).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rmeval.benchmarks.rewardmath.catalogue import BENCHMARK, METRICS_RULE
+from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
+from rmeval.errors import RmevalError
+
+if TYPE_CHECKING:
+    from rmeval.registry import ModelSpec
+
+# Every prepared table: `rmeval rewardmath-prepare` always writes all seven subjects and RewardBench math-prm.
+ALL_TABLES: tuple[str, ...] = (*SUBJECT_SLUGS, REWARDBENCH_STEM)
+# Optional official result files, ingested into the same tables: `rmeval rewardmath-metrics` flag -> config key.
+OFFICIAL_FLAGS = {"--official": "official_dir", "--official-rewardbench": "official_rewardbench_dir",
+                  "--problems": "problems"}
+# Local data files, named after their `rmeval rewardmath-prepare` flag -> the source key that makes them local.
+LOCAL_FILES = {"path": "source", "rewardbench_path": "rewardbench_source"}
+# Hub split / revision keys, passed to `rmeval rewardmath-prepare` only when the config sets them.
+HUB_KEYS = ("split", "revision", "rewardbench_split", "rewardbench_revision")
+# Where pairwise judges' chosen positions come from when no file is named.
+NAMED_POSITIONS = ("hf", "seeded")
+
+
+def cli_flags(values: Mapping[str, Any]) -> str:
+    """`--key-name value ...`, each value shell-quoted (rule rewardmath_prepare passes its local `input:` files)."""
+    return " ".join(f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in values.items())
+
+
+@dataclass(frozen=True)
+class RewardMathPlan:
+    """The RewardMATH branch of one run: what is prepared, scored, ingested and written.
+
+    models: the models scored on RewardMATH (`rewardmath.models`, resolved); judges / pairwise: the LLM judges
+    among them (all / pairwise ones). official: `rewardmath-metrics` flag -> official result path. local_inputs:
+    prepare flag -> local data file. positions: hf, seeded, a file, or None (no pairwise judge needs any).
+    """
+
+    enabled: bool
+    subjects: tuple[str, ...]
+    models: tuple[str, ...]
+    judges: tuple[str, ...]
+    pairwise: tuple[str, ...]
+    with_rewardbench: bool
+    source: str
+    rewardbench_source: str
+    official: Mapping[str, str] = field(default_factory=dict)
+    local_inputs: Mapping[str, str] = field(default_factory=dict)
+    hub: Mapping[str, str] = field(default_factory=dict)
+    positions: str | None = None
+    prm_aggregation: str = "prod"
+    bootstrap: int = 1000
+    seed: int = 0
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any], specs: Mapping[str, ModelSpec],
+                    resolve_path: Callable[[str], str] = str) -> RewardMathPlan:
+        """`section`: the config's `rewardmath:`; `specs`: its resolved models (name -> spec); `resolve_path`:
+        makes a user path usable (common.smk's config_path: the working directory, else the repository)."""
+        enabled = bool(section.get("enabled", False))
+        source = section.get("source", "hf")
+        rewardbench_source = section.get("rewardbench_source", "hf")
+        official = {flag: resolve_path(section[key]) for flag, key in OFFICIAL_FLAGS.items() if section.get(key)}
+        if enabled and not specs and "--official" not in official:
+            raise RmevalError("rewardmath.enabled is true but neither rewardmath.models nor rewardmath.official_dir "
+                              "is set: nothing to evaluate")
+        local_inputs = {key: resolve_path(section[key]) for key, source_key in LOCAL_FILES.items()
+                        if section.get(source_key, "hf") == "local" and section.get(key)}
+        pairwise = tuple(name for name, spec in specs.items() if spec.judge_mode == "pairwise")
+        return cls(
+            enabled=enabled,
+            subjects=tuple(section.get("subjects") or SUBJECT_SLUGS),
+            models=tuple(specs),
+            judges=tuple(name for name, spec in specs.items() if spec.judge_mode),
+            pairwise=pairwise,
+            with_rewardbench=rewardbench_source != "none",
+            source=source,
+            rewardbench_source=rewardbench_source,
+            official=official,
+            local_inputs=local_inputs,
+            hub={key: str(section[key]) for key in HUB_KEYS if section.get(key)},
+            positions=_positions(section, source, {name: specs[name] for name in pairwise}, resolve_path),
+            prm_aggregation=section.get("prm_aggregation", "prod"),
+            bootstrap=section.get("bootstrap", 1000),
+            seed=section.get("seed", 0),
+        )
+
+    @property
+    def scored_tables(self) -> tuple[str, ...]:
+        """The tables every RewardMATH model scores: its subjects, and RewardBench math-prm unless turned off."""
+        return (*self.subjects, *([REWARDBENCH_STEM] if self.with_rewardbench else []))
+
+    @property
+    def position_file(self) -> dict[str, str]:
+        """The positions file as a named input of rule rewardmath_positions ({} for hf, seeded or none)."""
+        return {"positions": self.positions} if self.positions not in (None, *NAMED_POSITIONS) else {}
+
+    @property
+    def exports(self) -> list[str]:
+        """results/rewardmath/official/{model}.json of every LLM judge (rule rewardmath_export)."""
+        return [BENCHMARK.get("export").path.format(model=name) for name in self.judges]
+
+    @property
+    def table_files(self) -> dict[str, str]:
+        """The files of rule rewardmath_metrics by output key (`side_by_side`, `side_by_side_md`, ...)."""
+        files = {}
+        for output in BENCHMARK.of_rule(METRICS_RULE):
+            files[output.key] = output.path
+            files.update({f"{output.key}_{suffix}": output.sibling(suffix) for suffix in output.formats})
+        return files
+
+    def hub_flags(self) -> str:
+        """`--split ... --rewardbench-revision ...`, only for the keys the config sets."""
+        return cli_flags(self.hub)
+
+    def official_flags(self) -> str:
+        """`--official DIR --official-rewardbench DIR --problems FILE` for `rmeval rewardmath-metrics`."""
+        return " ".join(f"{flag} {shlex.quote(path)}" for flag, path in self.official.items())
+
+    def workflow_scores_flags(self, score_files: Sequence[str]) -> str:
+        """`--scores DIR --models ... --subjects ...` for `rmeval rewardmath-metrics` ("" with no models);
+        DIR is the folder above the per-model folders of `score_files`."""
+        if not self.models:
+            return ""
+        scores_dir = shlex.quote(str(Path(score_files[0]).parents[1]))
+        return f"--scores {scores_dir} --models {' '.join(self.models)} --subjects {' '.join(self.subjects)}"
+
+
+def _positions(section: Mapping[str, Any], source: str, pairwise: Mapping[str, ModelSpec],
+               resolve_path: Callable[[str], str]) -> str | None:
+    """hf, seeded or a resolved file: where pairwise judges see the chosen solution (None: no judge needs it).
+
+    With no `pairwise_positions` and a local source there are no recorded positions: seeded ones do, unless a
+    judge asks for recorded ones (its `options.positions`, default recorded).
+    """
+    positions = section.get("pairwise_positions") or ("hf" if source == "hf" else None)
+    if positions is None and pairwise:
+        recorded = [name for name, spec in pairwise.items() if spec.options.get("positions", "recorded") == "recorded"]
+        if recorded:
+            raise RmevalError(
+                f"pairwise judge(s) {recorded} show the chosen solution at its recorded position, but "
+                "rewardmath.pairwise_positions is not set (a local RewardMATH_pairwise file or *_pairwise_reward.json, "
+                "hf, or seeded)"
+            )
+        positions = "seeded"
+    if positions in (None, *NAMED_POSITIONS):
+        return positions
+    return resolve_path(positions)
