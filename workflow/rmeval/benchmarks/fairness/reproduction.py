@@ -274,7 +274,7 @@ def table_note(rows: list[dict[str, Any]], notes: list[str], papers: list[str]) 
 def write(rows: list[dict[str, Any]], notes: list[str], papers: list[str], out_dir: Path) -> list[Path]:
     import pandas as pd
 
-    from rmeval.scoring.atomic import write_text_atomic
+    from rmeval.io.atomic import write_text_atomic
     from rmeval.tables import render_latex, render_markdown
 
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -8,11 +8,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 from rmeval.errors import RmevalError
+from rmeval.io.atomic import write_text_atomic
 
 REQUIRED = ("table1_anova", "table5_robust_anova", "table6_games_howell", "table7_gap", "group_means",
             "games_howell_pairs")
@@ -291,9 +291,6 @@ def main(argv: list[str]) -> int:
     text = render(tables, record, alpha)
     for section in args.section:
         text = append_section(text, section)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = args.out.with_name(args.out.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, args.out)
+    write_text_atomic(text, args.out)
     print(f"rmeval fairness-summary: wrote {args.out}")
     return 0

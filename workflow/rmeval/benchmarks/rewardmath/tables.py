@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rmeval.scoring.atomic import write_text_atomic
+from rmeval.io.atomic import write_text_atomic
 
 Row = dict[str, Any]
 

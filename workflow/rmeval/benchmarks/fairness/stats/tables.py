@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmeval.scoring.atomic import write_text_atomic
+from rmeval.io.atomic import write_text_atomic
 from rmeval.tables import Column, render_latex, render_markdown
 
 if TYPE_CHECKING:
