@@ -7,13 +7,14 @@ creation date, so that re-running the workflow on the same tables gives identica
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmeval.io.atomic import replacing
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.figure import Figure
 
 # Okabe-Ito: distinguishable under the common colour-vision deficiencies, and exactly 8 (the paper's groups).
@@ -76,6 +77,15 @@ def save_figure(
 
         plt.close(figure)
     return written
+
+
+def figure_renderer(draw: Callable[[pd.DataFrame], Figure], stem: str) -> Callable[[pd.DataFrame, Path, int], list[Path]]:
+    """A figure module's `render(table, out_dir, dpi)`: draw the figure from its table, save it as `stem`."""
+
+    def render(table: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
+        return save_figure(draw(table), out_dir, stem, dpi)
+
+    return render
 
 
 def message_panel(axes: Any, title: str, message: str) -> None:

@@ -112,6 +112,16 @@ def _won(judge: dict[str, Any], both: bool) -> bool:
     return won
 
 
+def _split_problem(problem_id: str, members: list[tuple[str, ScoredSolution]]
+                   ) -> tuple[str, ScoredSolution, list[ScoredSolution]]:
+    """(where, the chosen solution, the rejected ones) of one problem; exactly one solution must be chosen."""
+    where = f"{members[0][0]}: problem_id {problem_id}"
+    chosen = [solution for _, solution in members if solution.row["solution_type"] == "chosen"]
+    if len(chosen) != 1:
+        raise RmevalError(f"{where}: {len(chosen)} chosen solutions; expected exactly one")
+    return where, chosen[0], [solution for _, solution in members if solution.row["solution_type"] != "chosen"]
+
+
 def _pairwise_setups(model: str, by_problem: dict[str, list[tuple[str, ScoredSolution]]]) -> list[SetupScores]:
     """Chosen at 0, each rejected at -1 (beaten) or +1: the official pairwise accuracy and MRR. With both orders,
     a second row `pairwise-both` counts a comparison as won only when the chosen solution wins in both orders."""
@@ -126,14 +136,9 @@ def _pairwise_setups(model: str, by_problem: dict[str, list[tuple[str, ScoredSol
     for aggregation, both_orders in [("pairwise", False), *([("pairwise-both", True)] if both else [])]:
         problems = []
         for problem_id, members in by_problem.items():
-            where = f"{members[0][0]}: problem_id {problem_id}"
-            chosen = [s for _, s in members if s.row["solution_type"] == "chosen"]
-            if len(chosen) != 1:
-                raise RmevalError(f"{where}: {len(chosen)} chosen solutions; expected exactly one")
-            rejected = tuple(-1.0 if s.judge and _won(s.judge, both_orders) else 1.0
-                             for _, s in members if s.row["solution_type"] != "chosen")
-            problems.append(ProblemScores(where, 0.0, rejected, str(chosen[0].row["subject"]),
-                                          _level(chosen[0].row["level"])))
+            where, chosen, others = _split_problem(problem_id, members)
+            rejected = tuple(-1.0 if s.judge and _won(s.judge, both_orders) else 1.0 for s in others)
+            problems.append(ProblemScores(where, 0.0, rejected, str(chosen.row["subject"]), _level(chosen.row["level"])))
         setups.append(SetupScores(model, aggregation, tuple(problems), n_missing_verdicts=missing,
                                   mode="judge (pairwise)", position_agreement=agreement))
     return setups
@@ -186,18 +191,11 @@ def read_model_rewardmath(model: str, scores_dir: Path, data_dir: Path,
     for aggregation in STEP_AGGREGATIONS if is_prm else ("scalar",):
         problems = []
         for problem_id, members in by_problem.items():
-            where = f"{members[0][0]}: problem_id {problem_id}"
-            chosen = [solution for _, solution in members if solution.row["solution_type"] == "chosen"]
-            if len(chosen) != 1:
-                raise RmevalError(f"{where}: {len(chosen)} chosen solutions; expected exactly one")
-            rejected = tuple(
-                _value(solution, aggregation, f"{where}: id {solution.row['id']!r}")
-                for _, solution in members
-                if solution.row["solution_type"] != "chosen"
-            )
+            where, chosen, others = _split_problem(problem_id, members)
+            rejected = tuple(_value(solution, aggregation, f"{where}: id {solution.row['id']!r}") for solution in others)
             problems.append(ProblemScores(
-                where, _value(chosen[0], aggregation, f"{where}: chosen"), rejected,
-                str(chosen[0].row["subject"]), _level(chosen[0].row["level"]),
+                where, _value(chosen, aggregation, f"{where}: chosen"), rejected,
+                str(chosen.row["subject"]), _level(chosen.row["level"]),
             ))
         setups.append(SetupScores(model, aggregation, tuple(problems), n_missing_verdicts=missing, mode=mode))
     return setups

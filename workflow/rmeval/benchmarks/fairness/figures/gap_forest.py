@@ -8,11 +8,10 @@ permutation p-value and the NMGD with its bootstrap CI, so the two metrics can b
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rmeval.benchmarks.fairness.figures.inputs import group_label
-from rmeval.plotting.style import pyplot
+from rmeval.labels import group_label
+from rmeval.plotting.style import figure_renderer, pyplot
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,7 +98,4 @@ def draw(gap: pd.DataFrame) -> Figure:
     return figure
 
 
-def render(gap: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
-    from rmeval.plotting.style import save_figure
-
-    return save_figure(draw(gap), out_dir, STEM, dpi)
+render = figure_renderer(draw, STEM)

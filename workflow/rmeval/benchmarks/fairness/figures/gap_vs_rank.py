@@ -9,10 +9,9 @@ models the figure is a single panel saying that no ranks are available and how t
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rmeval.plotting.style import message_panel, pyplot
+from rmeval.plotting.style import figure_renderer, message_panel, pyplot
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,7 +97,4 @@ def draw(points: pd.DataFrame) -> Figure:
     return figure
 
 
-def render(points: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
-    from rmeval.plotting.style import save_figure
-
-    return save_figure(draw(points), out_dir, STEM, dpi)
+render = figure_renderer(draw, STEM)

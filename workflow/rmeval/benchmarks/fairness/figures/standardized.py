@@ -7,11 +7,11 @@ means are all equal has no defined z-scores; its cells are greyed and marked n/a
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rmeval.benchmarks.fairness.figures.inputs import group_label, ordered_unique
-from rmeval.plotting.style import pyplot
+from rmeval.benchmarks.fairness.figures.inputs import ordered_unique
+from rmeval.labels import group_label
+from rmeval.plotting.style import figure_renderer, pyplot
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,7 +73,4 @@ def draw(group_means: pd.DataFrame) -> Figure:
     return figure
 
 
-def render(group_means: pd.DataFrame, out_dir: Path, dpi: int) -> list[Path]:
-    from rmeval.plotting.style import save_figure
-
-    return save_figure(draw(group_means), out_dir, STEM, dpi)
+render = figure_renderer(draw, STEM)
