@@ -36,9 +36,10 @@ def replacing(path: str | Path, unique: bool = False) -> Iterator[Path]:
     temporary = temporary_path(path, unique)
     try:
         yield temporary
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    except BaseException:
+        temporary.unlink(missing_ok=True)  # a half-written temporary file is never picked up later
+        raise
+    os.replace(temporary, path)
 
 
 def write_text_atomic(text: str, path: str | Path, unique: bool = False) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,10 +128,16 @@ def to_latex(table: Table) -> str:
                         generator="`rmeval fairness-stats`")
 
 
+def to_csv(table: Table) -> str:
+    return frame_csv(table.frame)
+
+
+RENDERERS: dict[str, Callable[[Table], str]] = {"csv": to_csv, "md": to_markdown, "tex": to_latex}
+
+
 def write_table(table: Table, out_dir: Path, formats: tuple[str, ...] = ("csv", "md", "tex")) -> list[Path]:
     """Write the table in each format (csv, md, tex), each atomically."""
-    renderers = {"csv": lambda: frame_csv(table.frame), "md": lambda: to_markdown(table), "tex": lambda: to_latex(table)}
-    unknown = [fmt for fmt in formats if fmt not in renderers]
+    unknown = [fmt for fmt in formats if fmt not in RENDERERS]
     if unknown:
-        raise ValueError(f"table {table.stem}: unknown format(s) {unknown}; expected csv, md or tex")
-    return write_table_files(out_dir, table.stem, {fmt: renderers[fmt]() for fmt in formats})
+        raise ValueError(f"table {table.stem}: unknown format(s) {unknown}; expected one of {list(RENDERERS)}")
+    return write_table_files(out_dir, table.stem, {fmt: RENDERERS[fmt](table) for fmt in formats})
