@@ -97,22 +97,14 @@ def show(value: Any) -> str:
     return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 3] + "..."
 
 
+# What a YAML value is, in the words of an error message (bool before int: True is an int to Python).
+_KIND_WORDS: tuple[tuple[type, str], ...] = ((type(None), "null"), (bool, "true/false"), (int, "an integer"),
+                                             (float, "a number"), (str, "a string"), (list, "a list"),
+                                             (dict, "a mapping"))
+
+
 def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+    return next((words for kind, words in _KIND_WORDS if isinstance(value, kind)), type(value).__name__)
 
 
 def allowed(node: dict[str, Any]) -> str:

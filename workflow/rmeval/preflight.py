@@ -74,10 +74,6 @@ def mode(env: Mapping[str, str] = os.environ) -> str:
     return value
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
 def endpoint(url: str) -> tuple[str, int]:
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -260,11 +256,11 @@ def collect(
     timeout: float = PROBE_TIMEOUT_S,
 ) -> list[Problem]:
     """Every problem that blocks a job `relevant` says will run (missing input files excluded)."""
+    from rmeval.hub import hub_offline, looks_local
     from rmeval.models import LOCAL_ADAPTERS
-    from rmeval.scoring.download import looks_local
 
     problems: list[Problem] = []
-    offline = _truthy(env.get("HF_HUB_OFFLINE"))
+    offline = hub_offline(env)
     arxiv_rules = frozenset({"arxiv_fetch"})
     arxiv_url = None
     if plan.arxiv.get("source") == "api" and relevant(arxiv_rules, None):

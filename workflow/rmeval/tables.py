@@ -1,4 +1,4 @@
-"""Paste-ready Markdown and LaTeX tables, shared by every stage that writes tables.
+"""Paste-ready CSV, Markdown and LaTeX tables, shared by every stage that writes tables.
 
 One table = a caption, a list of `Column`s and rows (dicts keyed by `Column.key`). Each column knows its
 kind, so a number is rendered the same way in every table:
@@ -17,6 +17,9 @@ The LaTeX output is a `table` float with a booktabs `tabular`; numbers are right
 exponents are in math mode, so the table compiles with pdflatex under any font encoding (`<` in text mode
 prints as an inverted exclamation mark under OT1). `latex_document` wraps tables in a minimal document
 (article + booktabs) for checking that they compile.
+
+The frames (`markdown_table`, `latex_table`), the escapes and `write_table_files` are also what a benchmark
+with its own cell rules builds on (RewardMATH: `rmeval.benchmarks.rewardmath.tables`).
 """
 
 from __future__ import annotations
@@ -24,14 +27,22 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rmeval.io.atomic import write_text_atomic
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KINDS = ("text", "int", "fixed", "p", "bool")
 P_FLOOR = 1e-300  # smaller p-values are shown as "< 1e-300", as in Song et al. (2025)
 
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                   "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+# LaTeX's special characters in text mode, escaped.
+LATEX_TEXT_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                       "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+# ... and the characters OT1 prints as other glyphs in text mode.
+LATEX_SPECIALS = {**LATEX_TEXT_SPECIALS, "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
 # Tables with more columns than this are set smaller with narrower column gaps (local to the float).
 WIDE_TABLE_COLUMNS = 7
 WIDE_TABLE_SETUP = ["\\footnotesize", "\\setlength{\\tabcolsep}{3pt}"]
@@ -76,10 +87,11 @@ def is_missing(value: Any) -> bool:
         return False
 
 
-def latex_escape(text: str) -> str:
-    """Plain text -> LaTeX text: specials escaped, and `--` kept as two hyphens (not an en dash)."""
-    escaped = "".join(_LATEX_SPECIALS.get(ch, ch) for ch in str(text))
-    while "--" in escaped:
+def latex_escape(text: str, specials: Mapping[str, str] = LATEX_SPECIALS, literal_hyphens: bool = True) -> str:
+    """Plain text -> LaTeX text: each character in `specials` replaced, and (`literal_hyphens`) `--` kept as two
+    hyphens rather than an en dash."""
+    escaped = "".join(specials.get(ch, ch) for ch in str(text))
+    while literal_hyphens and "--" in escaped:
         escaped = escaped.replace("--", "-{}-")
     return escaped
 
@@ -156,41 +168,77 @@ def format_cell(value: Any, column: Column, latex: bool = False) -> str:
     return latex_escape(value) if latex else markdown_escape(value)
 
 
-def render_markdown(caption: str, columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], note: str = "") -> str:
+def markdown_table(caption: str, headers: Sequence[str], right: Sequence[bool], rows: Sequence[Sequence[str]],
+                   note: str = "") -> str:
+    """The Markdown frame: bold caption, header row, alignment row (`right` per column), `rows` of cells
+    (already formatted and escaped) and an italic note."""
     lines = [f"**{caption}**", ""] if caption else []
-    lines.append("| " + " | ".join(markdown_escape(c.header) for c in columns) + " |")
-    lines.append("|" + "|".join("---:" if c.align == "r" else ":---" for c in columns) + "|")
-    for row in rows:
-        lines.append("| " + " | ".join(format_cell(row.get(c.key), c) for c in columns) + " |")
-    if not rows:
-        lines.append("| " + " | ".join("" for _ in columns) + " |")
+    lines.append("| " + " | ".join(headers) + " |")
+    lines.append("|" + "|".join("---:" if is_right else ":---" for is_right in right) + "|")
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     if note:
         lines += ["", f"*Note.* {note}"]
     return "\n".join(lines) + "\n"
 
 
-def render_latex(caption: str, label: str, columns: Sequence[Column], rows: Sequence[Mapping[str, Any]],
-                 note: str = "", generator: str = "rmeval") -> str:
-    """A booktabs table float; `note` (plain text, escaped here) goes under the bottom rule."""
+def latex_row(cells: Sequence[str]) -> str:
+    return " & ".join(cells) + " \\\\"
+
+
+def latex_table(caption: str, label: str, spec: str, head: Sequence[str], body: Sequence[str],
+                note: Sequence[str] = (), generator: str = "rmeval", setup: Sequence[str] = ()) -> str:
+    """The booktabs float: `caption` (LaTeX markup), `spec` the tabular's column alignments, `head` and `body`
+    whole lines (`latex_row`, rules), `note` the lines set under the bottom rule, `setup` size commands."""
     lines = [
         f"% Generated by {generator}; needs \\usepackage{{booktabs}}.",
         "\\begin{table}[htbp]",
         "\\centering",
-        *(WIDE_TABLE_SETUP if len(columns) > WIDE_TABLE_COLUMNS else []),
-        f"\\caption{{{latex_escape(caption)}}}",
+        *setup,
+        f"\\caption{{{caption}}}",
         f"\\label{{{label}}}",
-        f"\\begin{{tabular}}{{{''.join(c.align for c in columns)}}}",
+        f"\\begin{{tabular}}{{{spec}}}",
         "\\toprule",
-        " & ".join(c.tex_header for c in columns) + " \\\\",
+        *head,
         "\\midrule",
+        *body,
+        "\\bottomrule",
+        "\\end{tabular}",
     ]
-    for row in rows:
-        lines.append(" & ".join(format_cell(row.get(c.key), c, latex=True) or "--" for c in columns) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
     if note:
-        lines += ["\\par\\smallskip", f"\\parbox{{\\linewidth}}{{\\footnotesize \\textit{{Note.}} {latex_escape(note)}}}"]
+        lines += ["\\par\\smallskip", *note]
     lines.append("\\end{table}")
     return "\n".join(lines) + "\n"
+
+
+def render_markdown(caption: str, columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], note: str = "") -> str:
+    cells = [[format_cell(row.get(c.key), c) for c in columns] for row in rows] or [["" for _ in columns]]
+    return markdown_table(caption, [markdown_escape(c.header) for c in columns], [c.align == "r" for c in columns],
+                          cells, note)
+
+
+def render_latex(caption: str, label: str, columns: Sequence[Column], rows: Sequence[Mapping[str, Any]],
+                 note: str = "", generator: str = "rmeval") -> str:
+    """A booktabs table float; `note` (plain text, escaped here) goes under the bottom rule."""
+    body = [latex_row([format_cell(row.get(c.key), c, latex=True) or "--" for c in columns]) for row in rows]
+    note_lines = [f"\\parbox{{\\linewidth}}{{\\footnotesize \\textit{{Note.}} {latex_escape(note)}}}"] if note else []
+    return latex_table(latex_escape(caption), label, "".join(c.align for c in columns),
+                       [latex_row([c.tex_header for c in columns])], body, note_lines, generator,
+                       WIDE_TABLE_SETUP if len(columns) > WIDE_TABLE_COLUMNS else ())
+
+
+def frame_csv(frame: pd.DataFrame) -> str:
+    """A table's CSV: machine column names, full precision (12 significant digits), `\\n` line ends."""
+    return frame.to_csv(index=False, float_format="%.12g", lineterminator="\n")
+
+
+def write_table_files(out_dir: Path, stem: str, texts: Mapping[str, str]) -> list[Path]:
+    """`out_dir/stem.<format>` for each rendered format (e.g. csv, md, tex), each written atomically."""
+    paths = []
+    for suffix, text in texts.items():
+        path = out_dir / f"{stem}.{suffix}"
+        write_text_atomic(text, path)
+        paths.append(path)
+    return paths
 
 
 def latex_document(tables: Sequence[str], landscape: bool = False) -> str:

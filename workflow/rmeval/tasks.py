@@ -90,11 +90,15 @@ def _ids(table: pd.DataFrame, where: str) -> list[str]:
     return ids
 
 
-def fairness_pairs(table: pd.DataFrame, where: str) -> Pairs:
-    _require_columns(table, ("id", "title", "abstract"), where)
+def _id_and_texts(table: pd.DataFrame, first: str, second: str, where: str) -> tuple[list[str], list[str], list[str]]:
+    """The ids and two required text columns of an input table, checked (present, unique ids, filled)."""
+    _require_columns(table, ("id", first, second), where)
     ids = _ids(table, where)
-    titles = _text_column(table, "title", ids, where)
-    abstracts = _text_column(table, "abstract", ids, where)
+    return ids, _text_column(table, first, ids, where), _text_column(table, second, ids, where)
+
+
+def fairness_pairs(table: pd.DataFrame, where: str) -> Pairs:
+    ids, titles, abstracts = _id_and_texts(table, "title", "abstract", where)
     prompts = [FAIRNESS_PROMPT.format(title=" ".join(title.split())) for title in titles]
     return Pairs(ids=ids, prompts=prompts, responses=[a.strip() for a in abstracts], steps=None)
 
@@ -112,10 +116,7 @@ def _as_steps(value: object, row_id: str, where: str) -> list[str]:
 
 
 def pair_rows(table: pd.DataFrame, where: str) -> Pairs:
-    _require_columns(table, ("id", "prompt", "response"), where)
-    ids = _ids(table, where)
-    prompts = _text_column(table, "prompt", ids, where)
-    responses = _text_column(table, "response", ids, where)
+    ids, prompts, responses = _id_and_texts(table, "prompt", "response", where)
     steps = None
     if "steps" in table.columns:
         steps = [_as_steps(value, row_id, where) for row_id, value in zip(ids, table["steps"].tolist(), strict=True)]

@@ -55,9 +55,9 @@ def summary_rows(lock) -> list[tuple[str, str, str]]:  # noqa: ANN001 - rmeval.l
 
 def _write(args: argparse.Namespace) -> int:
     from rmeval import __version__
+    from rmeval.io.atomic import write_text_atomic
     from rmeval.lock.build import arxiv_section, group_lock, model_locks, software_versions
     from rmeval.lock.lockfile import Lock
-    from rmeval.scoring.atomic import write_text_atomic
 
     manifests = [args.data_dir / f"{g}.manifest.json" for g in args.groups]
     lock = Lock(

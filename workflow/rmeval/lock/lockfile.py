@@ -7,7 +7,6 @@ name the papers whose text changed even when their version did not.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.errors import RmevalError
+from rmeval.io.hashing import sha256_file, sha256_text
 
 LOCK_FORMAT = 1
 ROW_HASH_DIGITS = 12
@@ -114,13 +114,13 @@ class Lock:
         return HEADER + body
 
     def sha256(self) -> str:
-        return hashlib.sha256(self.to_yaml().encode("utf-8")).hexdigest()
+        return sha256_text(self.to_yaml())
 
 
 def config_sha256(config: dict[str, Any]) -> str:
     """Hash of the resolved config (what Snakemake saw, overrides included), canonical JSON."""
     text = json.dumps(config, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(text)
 
 
 def _require(mapping: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -189,7 +189,5 @@ def load_lock(path: str | Path) -> Lock:
     return parse_lock(document, str(path))
 
 
-def file_sha256(path: str | Path) -> str:
-    from rmeval.benchmarks.fairness.arxiv.io_utils import sha256_file
-
-    return sha256_file(path)
+# The name common.smk imports (rule files are edited separately); the hash itself is rmeval.io.hashing's.
+file_sha256 = sha256_file

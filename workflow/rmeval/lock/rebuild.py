@@ -128,9 +128,9 @@ def rebuild(lock: Lock, lock_path: str, groups: dict[str, list[str]], settings: 
     """Write out_dir/{group}.parquet + .manifest.json for every locked group, or fail naming the papers."""
     import pandas as pd
 
-    from rmeval.benchmarks.fairness.arxiv.io_utils import sha256_file, write_json_atomic, write_parquet_atomic
     from rmeval.benchmarks.fairness.arxiv.select import DATA_COLUMNS, content_sha256
-    from rmeval.lock.lockfile import file_sha256
+    from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
+    from rmeval.io.hashing import sha256_file
 
     check_config_groups(lock, groups, lock_path)
     table = load_table(settings.categories_table)
@@ -156,7 +156,7 @@ def rebuild(lock: Lock, lock_path: str, groups: dict[str, list[str]], settings: 
             f"{lock_path}: {len(problems)} locked paper(s) cannot be rebuilt from {source['kind']} "
             f"{source.get('path') or source.get('base_url')}:\n  {shown}{more}"
         )
-    lock_sha = file_sha256(lock_path)
+    lock_sha = sha256_file(lock_path)
     manifests = {}
     for name, frame in frames.items():
         out = Path(out_dir) / f"{name}.parquet"
@@ -177,7 +177,7 @@ def rebuild(lock: Lock, lock_path: str, groups: dict[str, list[str]], settings: 
             "versions": {p.id: p.version for p in locked.papers},
             "rmeval_version": _version(),
         }
-        write_json_atomic(Path(out_dir) / f"{name}.manifest.json", manifest)
+        write_json_atomic(manifest, Path(out_dir) / f"{name}.manifest.json", sort_keys=False, ensure_ascii=False)
         manifests[name] = manifest
         print(f"lock rebuild {name}: {len(frame)} papers, table sha256 {locked.table_sha256[:16]} matches",
               file=sys.stderr)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from rmeval.io.hashing import sha256_text
 from rmeval.lock.lockfile import ROW_HASH_DIGITS
 
 
@@ -14,7 +14,7 @@ def row_line(values: Iterable[Any]) -> str:
 
 
 def row_sha(values: Iterable[Any]) -> str:
-    return hashlib.sha256(row_line(values).encode("utf-8")).hexdigest()[:ROW_HASH_DIGITS]
+    return sha256_text(row_line(values))[:ROW_HASH_DIGITS]
 
 
 def frame_rows(frame: Any) -> list[tuple[Any, ...]]:

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import email.utils
-import hashlib
 import json
 import math
 import os
@@ -28,6 +27,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rmeval.errors import RmevalError
+from rmeval.io.atomic import write_text_atomic
+from rmeval.io.hashing import sha256_text
 
 CLIENT_OPTIONS = {"base_url", "model", "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s",
                   "max_backoff_s", "cache_dir"}
@@ -137,7 +138,7 @@ class ChatClient:
 
     def cache_path(self, body: dict[str, Any]) -> Path:
         key = json.dumps({"base_url": self.settings.base_url, **body}, sort_keys=True, ensure_ascii=False)
-        digest = hashlib.sha256(key.encode()).hexdigest()
+        digest = sha256_text(key)
         return self.cache_dir / digest[:2] / f"{digest}.json"
 
     def _backoff(self, attempt: int) -> float:
@@ -201,10 +202,7 @@ class ChatClient:
         reply = self.post(row_id, body)
         parsed = parse(reply)
         self._add_usage(reply)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-        temporary.write_text(json.dumps(reply, ensure_ascii=False))
-        os.replace(temporary, path)
+        write_text_atomic(json.dumps(reply, ensure_ascii=False), path, unique=True)  # threads may race on a key
         return parsed, dict(reply.get("usage") or {})
 
     def map(self, function: Callable[[int], T], indices: Iterable[int]) -> list[T]:

@@ -29,7 +29,6 @@ the template's own tokens (headers, end-of-turn) always survive.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from rmeval.errors import RmevalError
+from rmeval.io.hashing import sha256_text
 
 RenderFn = Callable[[str, str], str]
 TEMPLATE_SOURCES = ("registry", "adapter", "tokenizer")
@@ -58,7 +58,7 @@ class Encoded:
 
 def template_sha256(template: str) -> str:
     """Short content hash of a chat template (first 16 hex digits of sha256), recorded in .meta.json."""
-    return hashlib.sha256(template.encode("utf-8")).hexdigest()[:16]
+    return sha256_text(template)[:16]
 
 
 class ChatRenderer:

@@ -42,6 +42,7 @@ import torch
 from torch import nn
 
 from rmeval.errors import RmevalError
+from rmeval.hub import looks_local
 
 # ArmoRM gates on the assistant header that follows the user turn (its modeling file hard-codes
 # these ids for the Llama-3 tokenizer; rmeval re-derives them from the loaded tokenizer).
@@ -78,9 +79,8 @@ class Checkpoint:
 
 def _fetch(path: str, filename: str, revision: str | None) -> Path | None:
     """A checkpoint file from a local folder or the hub cache (downloaded unless offline); None if absent."""
-    local = Path(path).expanduser()
-    if local.is_dir():
-        candidate = local / filename
+    if looks_local(path):
+        candidate = Path(path).expanduser() / filename
         return candidate if candidate.is_file() else None
     from transformers.utils import cached_file
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rmeval.errors import RmevalError
+from rmeval.hub import hub_offline, looks_local
 from rmeval.models.base import BatchScores, Prepared, RewardScorer, Runtime
 from rmeval.models.chat import (
     ChatRenderer,
@@ -48,15 +49,13 @@ def local_fingerprint(path: Path) -> str:
 def resolve_commit(spec: ModelSpec) -> str | None:
     """The hub commit `spec.revision` (None = main) points to: from the local HF cache first (what
     `rmeval download-model` filled), else from the Hub unless offline. None when unknown."""
-    import os
-
     try:
         from huggingface_hub import try_to_load_from_cache
 
         cached = try_to_load_from_cache(spec.path, "config.json", revision=spec.revision)
         if isinstance(cached, str):
             return Path(cached).parent.name  # .../snapshots/<commit>/config.json
-        if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        if hub_offline():
             return None
         from huggingface_hub import HfApi
 
@@ -68,10 +67,10 @@ def resolve_commit(spec: ModelSpec) -> str | None:
 def model_revision(spec: ModelSpec) -> tuple[str | None, str]:
     """(revision to load with, revision to record). Loading pins the resolved commit so tokenizer and
     weights come from the same repository state."""
-    path = Path(spec.path).expanduser()
-    if spec.path.startswith(("/", "./", "../", "~")) and not path.is_dir():
-        raise RmevalError(f"model {spec.name!r}: path {spec.path!r} is not a model directory")
-    if path.is_dir():
+    if looks_local(spec.path):
+        path = Path(spec.path).expanduser()
+        if not path.is_dir():
+            raise RmevalError(f"model {spec.name!r}: path {spec.path!r} is not a model directory")
         if path.parent.name == "snapshots":  # a Hugging Face cache snapshot: the folder is the commit
             return None, path.name
         return None, local_fingerprint(path)

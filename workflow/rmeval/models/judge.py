@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from rmeval.errors import RmevalError
+from rmeval.io.hashing import sha256_text
 from rmeval.models.api_client import CLIENT_OPTIONS, ChatClient, ClientSettings, TokenCounter
 from rmeval.models.base import BatchScores, Prepared, RewardScorer, Runtime
 from rmeval.registry import ModelSpec
@@ -158,7 +159,7 @@ def load_prompt(path: str | Path, key: str, mode: str) -> JudgePrompt:
     system = entry.get("prompt")
     canonical = json.dumps({"prompt": system, "user": user}, sort_keys=True, ensure_ascii=False)
     return JudgePrompt(system if isinstance(system, str) and system.strip() else None, user, where,
-                       hashlib.sha256(canonical.encode()).hexdigest())
+                       sha256_text(canonical))
 
 
 # --- the adapter ------------------------------------------------------------------------------------------

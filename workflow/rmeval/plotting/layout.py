@@ -7,7 +7,9 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from rmeval.benchmarks.fairness.figures.inputs import group_label
+from rmeval.labels import group_label
+
+GRID_COLOR = "#e5e5e5"
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,24 @@ def wrap_title(text: str, width: int = 28) -> str:
 
 def group_tick_labels(groups: list[str]) -> list[str]:
     return [group_label(group) for group in groups]
+
+
+def group_positions(groups: list[str]) -> dict[str, int]:
+    """The y position of each group in a panel: the first group on top."""
+    return {group: len(groups) - 1 - i for i, group in enumerate(groups)}
+
+
+def label_group_axis(axes: Any, groups: list[str], positions: dict[str, int]) -> None:
+    """The group (y) axis the panels of a grid share, set once on the first panel."""
+    axes.set_yticks([positions[group] for group in groups], group_tick_labels(groups))
+    axes.set_ylim(-0.6, len(groups) - 0.4)
+
+
+def style_value_axis(axes: Any, label: str, margin: float) -> None:
+    """A panel's value (x) axis: its label, light grid lines behind the data, room beside the extremes."""
+    axes.set_xlabel(label)
+    axes.grid(axis="x", color=GRID_COLOR, linewidth=0.6, zorder=0)
+    axes.margins(x=margin)
 
 
 def sample_size_note(counts: list[float]) -> str:

@@ -7,10 +7,11 @@ creation date, so that re-running the workflow on the same tables gives identica
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from rmeval.io.atomic import replacing
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -66,13 +67,9 @@ def save_figure(
     try:
         for fmt in formats:
             target = out_dir / f"{stem}.{fmt}"
-            temporary = target.with_name(target.name + ".tmp")
             metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
-            try:
+            with replacing(target) as temporary:
                 figure.savefig(temporary, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
-                os.replace(temporary, target)
-            finally:
-                temporary.unlink(missing_ok=True)
             written.append(target)
     finally:
         import matplotlib.pyplot as plt

@@ -17,11 +17,12 @@ The server watches that process and exits when the run is over.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from rmeval.io.hashing import sha256_text
 
 RUN_ENV = "RMEVAL_RUN"
 SERVER_DIR = Path(".snakemake") / "rmeval-servers"
@@ -86,8 +87,7 @@ class ServerAddress:
 
 
 def server_key(run_id: str, workdir: Path, settings: list[str]) -> str:
-    digest = hashlib.sha256("\n".join([run_id, str(workdir.resolve()), *settings]).encode())
-    return digest.hexdigest()[:16]
+    return sha256_text("\n".join([run_id, str(workdir.resolve()), *settings]))[:16]
 
 
 def server_address(model: str, run_id: str, settings: list[str], workdir: Path | None = None) -> ServerAddress:

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rmeval.scoring.atomic import write_json_atomic, write_parquet_atomic
+from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
 
 if TYPE_CHECKING:
     import pandas as pd

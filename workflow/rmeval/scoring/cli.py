@@ -18,18 +18,9 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from rmeval.devices import GpuClaim
-from rmeval.errors import RmevalError
 from rmeval.registry import API_ADAPTERS, ModelSpec
+from rmeval.scoring.spec_argument import read_spec
 from rmeval.tasks import TASKS
-
-
-def _spec(text: str) -> ModelSpec:
-    if text.startswith("@"):
-        path = Path(text[1:])
-        if not path.exists():
-            raise RmevalError(f"--spec: file not found: {path}")
-        text = path.read_text()
-    return ModelSpec.from_json(text)
 
 
 def _positive(value: str) -> int:
@@ -85,7 +76,7 @@ def wants_server(spec: ModelSpec, flag: bool | None, environ: Mapping[str, str] 
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    spec = _spec(args.spec)
+    spec = read_spec(args.spec)
     meta = args.meta or args.output.with_name(args.output.name.removesuffix(".parquet") + ".meta.json")
     from rmeval.devices import claim_gpus
     from rmeval.scoring.client import requested_gpus

@@ -27,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.errors import RmevalError
+from rmeval.hub import hub_offline, looks_local
+from rmeval.io.clock import utc_now
 from rmeval.registry import ModelSpec
+from rmeval.scoring.spec_argument import read_spec
 
 # Formats transformers never needs once safetensors weights are present.
 DUPLICATE_WEIGHT_PATTERNS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack", "*.ot", "*.tflite")
@@ -51,15 +54,6 @@ def _kept(filenames: list[str], patterns: list[str]) -> list[str]:
     return [name for name in filenames if not any(fnmatch.fnmatch(name, pattern) for pattern in patterns)]
 
 
-def looks_local(path: str) -> bool:
-    """A filesystem path rather than a hub id ("org/name")."""
-    return path.startswith(("/", "./", "../", "~")) or Path(path).expanduser().exists()
-
-
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() not in ("", "0", "false", "no")
-
-
 def download(spec: ModelSpec) -> dict[str, Any]:
     """Fetch `spec` into the HF cache (HF_HOME) and describe what was fetched."""
     from rmeval.models import LOCAL_ADAPTERS
@@ -74,7 +68,7 @@ def download(spec: ModelSpec) -> dict[str, Any]:
             raise RmevalError(f"model {spec.name!r}: path {spec.path!r} is not a model folder (no config.json)")
         _log(f"{spec.name}: local folder {local}; nothing to download")
         return {**base, "source": "local-dir", "snapshot_dir": str(local.resolve())}
-    if _offline():
+    if hub_offline():
         raise RmevalError(
             f"model {spec.name!r}: HF_HUB_OFFLINE is set, so {spec.path!r} cannot be downloaded; "
             f"unset it on the machine that downloads (the login node)"
@@ -146,20 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    text = args.spec
-    if text.startswith("@"):
-        spec_file = Path(text[1:])
-        if not spec_file.is_file():
-            raise RmevalError(f"--spec: file not found: {spec_file}")
-        text = spec_file.read_text()
-    spec = ModelSpec.from_json(text)
+    spec = read_spec(args.spec)
     if args.hf_home is not None:
         # huggingface_hub reads HF_HOME once, at import: set it first.
         os.environ["HF_HOME"] = str(args.hf_home.expanduser().resolve())
     marker = download(spec)
     marker["hf_home"] = os.environ.get("HF_HOME")
-    marker["downloaded_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    from rmeval.scoring.atomic import write_json_atomic
+    marker["downloaded_at"] = utc_now()
+    from rmeval.io.atomic import write_json_atomic
 
     write_json_atomic(marker, args.out)
     return 0

@@ -7,7 +7,6 @@ and this process imports neither torch nor transformers.
 
 from __future__ import annotations
 
-import hashlib
 import platform
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.errors import RmevalError
+from rmeval.io.hashing import sha256_file, sha256_text
 from rmeval.lock.models import check_loaded_revision
 from rmeval.models.base import Runtime
 from rmeval.registry import API_ADAPTERS, ModelSpec
@@ -43,14 +43,6 @@ class JobRequest:
     compile: bool = False  # wrap the model in torch.compile(dynamic=True): pays off on large jobs
     expect_revision: str | None = None  # from a lock: the commit / fingerprint the job must load
     server: bool = False  # score through the run's model server (loaded once per model) instead of in-process
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def resolve_runtime(request: JobRequest) -> Runtime:
@@ -80,7 +72,7 @@ def fingerprint(request: JobRequest, input_sha256: str, runtime: Runtime, input_
     parts = [input_sha256, request.task, request.spec.to_json(), runtime.dtype, device_kind, str(request.padding_side)]
     if input_ids_sha256:
         parts.append(input_ids_sha256)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return sha256_text("\n".join(parts))
 
 
 def _versions() -> dict[str, str]:
@@ -123,7 +115,7 @@ def process_age_s() -> float | None:
 
 def run_job(request: JobRequest) -> dict[str, Any]:
     """Score one input file; write the parquet and the meta sidecar atomically; return the meta."""
-    from rmeval.scoring.atomic import write_json_atomic, write_parquet_atomic
+    from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
     from rmeval.scoring.checkpoint import Checkpoint
     from rmeval.scoring.engine import EngineSettings, score_rows
     from rmeval.tasks import load_pairs
@@ -131,7 +123,7 @@ def run_job(request: JobRequest) -> dict[str, Any]:
     started_wall = time.monotonic()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     pairs = load_pairs(request.input, request.task)
-    input_sha256 = file_sha256(request.input)
+    input_sha256 = sha256_file(request.input)
     server_meta: dict[str, Any] | None = None
     if request.server:
         from rmeval.scoring.client import open_remote_scorer

@@ -54,7 +54,7 @@ class StateFile:
         thread.start()
 
     def write(self, **fields: Any) -> None:
-        from rmeval.scoring.atomic import write_json_atomic
+        from rmeval.io.atomic import write_json_atomic
 
         self.document.update(fields)
         write_json_atomic(self.document, self.path)

@@ -274,26 +274,19 @@ def table_note(rows: list[dict[str, Any]], notes: list[str], papers: list[str]) 
 def write(rows: list[dict[str, Any]], notes: list[str], papers: list[str], out_dir: Path) -> list[Path]:
     import pandas as pd
 
-    from rmeval.scoring.atomic import write_text_atomic
-    from rmeval.tables import render_latex, render_markdown
+    from rmeval.tables import frame_csv, render_latex, render_markdown, write_table_files
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     caption = "Reproduced beside published: our statistics, the papers' values and whether the conclusion holds"
     note = table_note(rows, notes, papers) if rows else " ".join(["No model of this run has published values.",
                                                                   *notes])
     shown = display_rows(rows)
     texts = {
-        "csv": pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(index=False, float_format="%.12g", lineterminator="\n"),
+        "csv": frame_csv(pd.DataFrame(rows, columns=CSV_COLUMNS)),
         "md": render_markdown(caption, DISPLAY_COLUMNS, shown, note),
         "tex": render_latex(caption, "tab:reproduction", DISPLAY_COLUMNS, shown, note,
                             generator="`rmeval fairness-reproduction`"),
     }
-    paths = []
-    for suffix, text in texts.items():
-        path = out_dir / f"reproduction.{suffix}"
-        write_text_atomic(text, path)
-        paths.append(path)
-    return paths
+    return write_table_files(out_dir, "reproduction", texts)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,12 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 from rmeval.benchmarks.fairness.catalogue import BENCHMARK
 from rmeval.errors import RmevalError
+from rmeval.io.atomic import write_text_atomic
 
 # What the summary reads is its catalogue entry's `inputs` (the rule's input too); of those tables it cannot do
 # without these (by file stem), and says less when another is missing (e.g. run by hand before the reproduction).
@@ -296,9 +296,6 @@ def main(argv: list[str]) -> int:
     text = render(tables, record, alpha)
     for section in args.section:
         text = append_section(text, section)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = args.out.with_name(args.out.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, args.out)
+    write_text_atomic(text, args.out)
     print(f"rmeval fairness-summary: wrote {args.out}")
     return 0

@@ -159,16 +159,14 @@ def build_figure(points: Sequence[Point], prm_aggregation: str):
 
 
 def draw(points: Sequence[Point], prm_aggregation: str, png: Path, pdf: Path) -> None:
-    import os
-
     import matplotlib.pyplot as plt
+
+    from rmeval.io.atomic import replacing
 
     figure = build_figure(points, prm_aggregation)
     for path in (png, pdf):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.stem + ".tmp" + path.suffix)  # keep the suffix: matplotlib picks the format
-        figure.savefig(tmp, dpi=figure.dpi)
-        os.replace(tmp, path)
+        with replacing(path) as temporary:
+            figure.savefig(temporary, format=path.suffix.lstrip("."), dpi=figure.dpi)
     plt.close(figure)
 
 

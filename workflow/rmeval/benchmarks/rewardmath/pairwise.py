@@ -65,8 +65,8 @@ def _load_positions(source: str) -> tuple[dict[tuple[str, str], str], str]:
 def add_positions(data_dir: Path, out_dir: Path, source: str, tables: list[str]) -> dict[str, Any]:
     import pandas as pd
 
+    from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
     from rmeval.models.judge import seeded_position
-    from rmeval.scoring.atomic import write_json_atomic, write_parquet_atomic
 
     positions, described = _load_positions(source)
     counts: dict[str, dict[str, int]] = {}
@@ -183,7 +183,7 @@ def export_main(argv: list[str]) -> int:
                         metavar="SUBJECT")
     parser.add_argument("--out", required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
-    from rmeval.scoring.atomic import write_json_atomic
+    from rmeval.io.atomic import write_json_atomic
 
     rows = export_official(args.model, Path(args.scores), Path(args.data), list(args.subjects))
     out = Path(args.out)

@@ -11,15 +11,14 @@ Writes, under --out:
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from rmeval.benchmarks.rewardmath.loading import Pair, Solution, load_rewardbench_math_prm, load_rewardmath
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SLUG_TO_SUBJECT, SUBJECT_SLUGS
+from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
+from rmeval.io.hashing import sha256_file
 
 
 def _solution_schema():
@@ -65,22 +64,18 @@ def pair_rows(pairs: list[Pair]) -> list[dict[str, Any]]:
     return rows
 
 
-def write_parquet_atomic(rows: list[dict[str, Any]], schema, path: Path) -> str:
+def write_rows(rows: list[dict[str, Any]], schema, path: Path) -> str:
     """Write rows with a fixed schema (so empty tables keep their columns); return the file's sha256."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    table = pa.Table.from_pylist(rows, schema=schema)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    write_parquet_atomic(pa.Table.from_pylist(rows, schema=schema), path)
+    return sha256_file(path)
 
 
 def _file_sha256(path: str | None) -> str | None:
     if not path or not Path(path).is_file():
         return None
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return sha256_file(path)
 
 
 def prepare(args: argparse.Namespace) -> dict[str, Any]:
@@ -99,9 +94,9 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
         by_subject[subject_to_slug[solution.subject]].append(solution)
     tables: dict[str, dict[str, Any]] = {}
     for slug, members in by_subject.items():
-        sha = write_parquet_atomic(solution_rows(members), _solution_schema(), out / f"{slug}.parquet")
+        sha = write_rows(solution_rows(members), _solution_schema(), out / f"{slug}.parquet")
         tables[slug] = {"rows": len(members), "problems": len({s.problem_id for s in members}), "sha256": sha}
-    sha = write_parquet_atomic(pair_rows(pairs), _pair_schema(), out / f"{REWARDBENCH_STEM}.parquet")
+    sha = write_rows(pair_rows(pairs), _pair_schema(), out / f"{REWARDBENCH_STEM}.parquet")
     tables[REWARDBENCH_STEM] = {"rows": 2 * len(pairs), "pairs": len(pairs), "sha256": sha}
     manifest = {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -113,9 +108,7 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
                                  "input_sha256": _file_sha256(args.rewardbench_path), "pairs": len(pairs)},
         "tables": tables,
     }
-    tmp = out / "manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-    os.replace(tmp, out / "manifest.json")
+    write_json_atomic(manifest, out / "manifest.json", sort_keys=False)
     return manifest
 
 

@@ -153,7 +153,7 @@ def _where_line() -> str:
 
 def append_section(target: Path, section: str) -> None:
     """Add the section to an existing summary, atomically; a section already there is replaced."""
-    from rmeval.scoring.atomic import write_text_atomic
+    from rmeval.io.atomic import write_text_atomic
 
     if not target.is_file():
         raise RmevalError(f"summary not found: {target} (run rmeval fairness-summary first)")
@@ -184,7 +184,7 @@ def main(argv: list[str]) -> int:
         append_section(args.append_to, section)
         print(f"rewardmath-summary: added the RewardMATH section to {args.append_to}")
     else:
-        from rmeval.scoring.atomic import write_text_atomic
+        from rmeval.io.atomic import write_text_atomic
 
         write_text_atomic(section, args.out)
         print(f"rewardmath-summary: wrote {args.out}")

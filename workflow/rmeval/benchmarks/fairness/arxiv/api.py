@@ -8,7 +8,6 @@ errors and timeouts, truncated XML, and the API's known empty-page glitch.
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 import json
 import re
@@ -21,10 +20,12 @@ from urllib.parse import urlsplit
 
 from rmeval.benchmarks.fairness.arxiv.categories import GroupSpec
 from rmeval.benchmarks.fairness.arxiv.collect import DateWindow, GroupCollector
-from rmeval.benchmarks.fairness.arxiv.io_utils import utc_now, write_json_atomic
 from rmeval.benchmarks.fairness.arxiv.ratelimit import SharedRateLimiter
 from rmeval.benchmarks.fairness.arxiv.records import canonical_id
 from rmeval.errors import RmevalError
+from rmeval.io.atomic import write_json_atomic
+from rmeval.io.clock import utc_now
+from rmeval.io.hashing import sha256_text
 
 DEFAULT_BASE_URL = "https://export.arxiv.org/api/query"
 MIN_POLITE_DELAY = 3.0  # arXiv API terms of use: no more than one request every three seconds
@@ -108,7 +109,7 @@ class PageCache:
             return None
 
     def store(self, start: int, page: dict[str, Any]) -> None:
-        write_json_atomic(self.page_path(start), page)
+        write_json_atomic(page, self.page_path(start), sort_keys=False, ensure_ascii=False)
 
 
 def cache_for(settings: ApiSettings, query: str) -> PageCache:
@@ -121,11 +122,11 @@ def cache_for(settings: ApiSettings, query: str) -> PageCache:
         },
         sort_keys=True,
     )
-    root = Path(settings.cache_dir) / hashlib.sha256(key.encode()).hexdigest()[:20]
+    root = Path(settings.cache_dir) / sha256_text(key)[:20]
     root.mkdir(parents=True, exist_ok=True)
     description = root / "query.json"
     if not description.exists():
-        write_json_atomic(description, json.loads(key))
+        write_json_atomic(json.loads(key), description, sort_keys=False, ensure_ascii=False)
     return PageCache(root)
 
 

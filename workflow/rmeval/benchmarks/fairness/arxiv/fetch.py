@@ -8,11 +8,12 @@ from typing import Any
 
 from rmeval.benchmarks.fairness.arxiv.categories import load_table, resolve_group
 from rmeval.benchmarks.fairness.arxiv.collect import GroupCollector
-from rmeval.benchmarks.fairness.arxiv.io_utils import utc_now, write_json_atomic, write_parquet_atomic
 from rmeval.benchmarks.fairness.arxiv.records import normalized_title_hash
 from rmeval.benchmarks.fairness.arxiv.sampling import EligibleLog, HashSampler
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.errors import RmevalError
+from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
+from rmeval.io.clock import utc_now
 
 
 def output_paths(out_dir: Path, group: str) -> dict[str, Path]:
@@ -68,7 +69,7 @@ def fetch_candidates(
         "unknown_categories": dict(sorted(collector.unknown_categories.items(), key=lambda kv: -kv[1])[:50]),
         "categories_table": {"path": table.path, "sha256": table.sha256},
     }
-    write_json_atomic(paths["summary"], summary)
+    write_json_atomic(summary, paths["summary"], sort_keys=False, ensure_ascii=False)
     return summary
 
 

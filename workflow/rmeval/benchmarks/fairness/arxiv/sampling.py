@@ -14,6 +14,7 @@ from array import array
 from pathlib import Path
 
 from rmeval.benchmarks.fairness.arxiv.records import Paper, normalized_title_hash, sample_key
+from rmeval.io.atomic import temporary_path
 
 
 class HashSampler:
@@ -71,7 +72,8 @@ class EligibleLog:
 
     def __init__(self, path: str | Path, flush_every: int = 1 << 16) -> None:
         self.path = Path(path)
-        self._tmp = self.path.with_name(self.path.name + ".tmp")
+        # Streamed in chunks through an open handle, so not `replacing`: close() moves the finished file.
+        self._tmp = temporary_path(self.path)
         self._tmp.parent.mkdir(parents=True, exist_ok=True)
         self._handle = open(self._tmp, "wb")
         self._buffer = array("Q")

@@ -16,15 +16,12 @@ from typing import Any
 
 from rmeval.benchmarks.fairness.arxiv.categories import check_disjoint, load_table, resolve_group
 from rmeval.benchmarks.fairness.arxiv.fetch import output_paths
-from rmeval.benchmarks.fairness.arxiv.io_utils import (
-    sha256_file,
-    utc_now,
-    write_json_atomic,
-    write_parquet_atomic,
-)
 from rmeval.benchmarks.fairness.arxiv.sampling import read_eligible_log
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.errors import RmevalError
+from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
+from rmeval.io.clock import utc_now
+from rmeval.io.hashing import sha256_file
 
 DATA_COLUMNS = ["id", "title", "abstract", "categories", "group"]
 
@@ -141,7 +138,7 @@ def select_groups(
             "versions": versions[g],
             "rmeval_version": _version(),
         }
-        write_json_atomic(Path(out_dir) / f"{g}.manifest.json", manifest)
+        write_json_atomic(manifest, Path(out_dir) / f"{g}.manifest.json", sort_keys=False, ensure_ascii=False)
         written[g] = manifest
     return written
 

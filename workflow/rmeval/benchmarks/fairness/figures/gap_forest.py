@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from rmeval.benchmarks.fairness.figures.inputs import group_label
+from rmeval.labels import group_label
 from rmeval.plotting.style import pyplot
 
 if TYPE_CHECKING:

@@ -32,11 +32,6 @@ ADJUSTED_COLUMNS = ("model", "group", "raw_mean", "adjusted_mean")
 RANK_POINTS_COLUMNS = ("model", "rewardbench_rank", "nmgd_percent", "scale_free_gap")
 
 
-def group_label(group: str) -> str:
-    """A config key such as `computer_science` as readers expect it: `computer science`."""
-    return group.replace("_", " ")
-
-
 def ordered_unique(values: pd.Series) -> list[str]:
     """Values in order of first appearance (the stats writer keeps the config's model and group order)."""
     return list(dict.fromkeys(str(value) for value in values))

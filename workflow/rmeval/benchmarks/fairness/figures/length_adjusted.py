@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from rmeval.benchmarks.fairness.figures.inputs import ordered_unique
-from rmeval.plotting.layout import group_tick_labels, panel_grid, wrap_title
-from rmeval.plotting.style import group_colors, message_panel, pyplot
+from rmeval.benchmarks.fairness.figures.panels import model_panels
+from rmeval.plotting.layout import style_value_axis, wrap_title
+from rmeval.plotting.style import message_panel, pyplot
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,13 +42,9 @@ def draw(adjusted: pd.DataFrame) -> Figure:
         message_panel(axes, "Length-adjusted vs raw group means", UNAVAILABLE)
         return figure
 
-    models = ordered_unique(usable["model"])
-    groups = ordered_unique(usable["group"])
-    colors = group_colors(groups)
-    positions = {group: len(groups) - 1 - i for i, group in enumerate(groups)}
-    grid = panel_grid(plt, len(models), len(groups))
-    for axes, model in zip(grid.axes, models, strict=True):
-        rows = usable[usable["model"] == model]
+    layout = model_panels(plt, usable)
+    colors, positions = layout.colors, layout.positions
+    for axes, model, rows in layout.panels:
         if rows["adjusted_mean"].isna().all():
             axes.set_title(wrap_title(model), loc="left")
             axes.text(
@@ -79,12 +75,8 @@ def draw(adjusted: pd.DataFrame) -> Figure:
                 zorder=4,
             )
         axes.set_title(f"{wrap_title(model)}\n{retained_gap_text(rows)}", loc="left")
-        axes.set_xlabel("mean reward")
-        axes.grid(axis="x", color="#e5e5e5", linewidth=0.6, zorder=0)
-        axes.margins(x=0.15)
-    first = grid.axes[0]
-    first.set_yticks([positions[group] for group in groups], group_tick_labels(groups))
-    first.set_ylim(-0.6, len(groups) - 0.4)
+        style_value_axis(axes, "mean reward", margin=0.15)
+    layout.label_groups()
     legend_handles = [
         plt.Line2D(
             [],
@@ -97,8 +89,8 @@ def draw(adjusted: pd.DataFrame) -> Figure:
         ),
         plt.Line2D([], [], marker="o", linestyle="none", color="#333333", label="adjusted for log(n_tokens)"),
     ]
-    grid.figure.legend(handles=legend_handles, loc="outside lower center", ncols=2, frameon=False)
-    grid.figure.suptitle(
+    layout.figure.legend(handles=legend_handles, loc="outside lower center", ncols=2, frameon=False)
+    layout.figure.suptitle(
         "Group means before and after adjusting for abstract length", x=0.01, ha="left", fontsize=9
     )
-    return grid.figure
+    return layout.figure

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rmeval.benchmarks.fairness.figures.inputs import group_label, ordered_unique
+from rmeval.benchmarks.fairness.figures.inputs import ordered_unique
+from rmeval.labels import group_label
 from rmeval.plotting.style import pyplot
 
 if TYPE_CHECKING:

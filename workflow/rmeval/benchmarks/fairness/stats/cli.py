@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from rmeval.errors import RmevalError
+from rmeval.io.atomic import write_json_atomic
 
 DEFAULT_REGISTRY = Path("config/models.yaml")
 
@@ -113,8 +113,7 @@ def main(argv: list[str]) -> int:
     provenance.write(provenance_record, args.out)
     record = analysis.run_record(result, reference, notes, args.scores)
     record_path = args.out / Path(BENCHMARK.get("record").path).name
-    record_path.with_name(record_path.name + ".tmp").write_text(json.dumps(record, indent=2) + "\n")
-    os.replace(record_path.with_name(record_path.name + ".tmp"), record_path)
+    write_json_atomic(record, record_path, sort_keys=False)
     for note in record["notes"]:
         print(f"rmeval fairness-stats: note: {note}", file=sys.stderr)
     print(f"rmeval fairness-stats: {len(scores.models)} model(s) x {len(scores.groups)} group(s); "

@@ -12,14 +12,13 @@ source, counts and output hashes, and every score file's sha256 and scoring meta
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
-from rmeval.benchmarks.fairness.arxiv.io_utils import sha256_file
 from rmeval.benchmarks.fairness.stats.loading import ScoreSet
 from rmeval.errors import RmevalError
+from rmeval.io.hashing import sha256_file, sha256_text
 
 SHORT_HASH = 8  # hex digits of the sample hash shown in table notes
 PROVENANCE_STEM = "provenance"
@@ -114,13 +113,13 @@ def _group_digest(group: str, manifest: dict[str, Any], manifest_dir: Path) -> s
     digest = output.get("content_sha256") or output.get("sha256")
     if isinstance(digest, str) and digest:
         return digest
-    return hashlib.sha256((manifest_dir / f"{group}.manifest.json").read_bytes()).hexdigest()
+    return sha256_file(manifest_dir / f"{group}.manifest.json")
 
 
 def sample_hash(manifests: dict[str, dict[str, Any]], groups: list[str], manifest_dir: Path) -> str:
     """sha256 over `group:digest` lines, in the run's group order, of every group with a manifest."""
     lines = [f"{g}:{_group_digest(g, manifests[g], manifest_dir)}" for g in groups if g in manifests]
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    return sha256_text("\n".join(lines))
 
 
 def _span(values: list[str]) -> str:
@@ -242,7 +241,7 @@ def to_markdown(document: dict[str, Any]) -> str:
 
 def write(document: dict[str, Any], out_dir: Path) -> list[Path]:
     """provenance.json and provenance.md, atomically."""
-    from rmeval.scoring.atomic import write_json_atomic, write_text_atomic
+    from rmeval.io.atomic import write_json_atomic, write_text_atomic
 
     json_path = out_dir / f"{PROVENANCE_STEM}.json"
     write_json_atomic(document, json_path)

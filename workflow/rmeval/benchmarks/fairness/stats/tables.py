@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmeval.scoring.atomic import write_text_atomic
-from rmeval.tables import Column, render_latex, render_markdown
+from rmeval.labels import group_label
+from rmeval.tables import Column, frame_csv, render_latex, render_markdown, write_table_files
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,10 +91,6 @@ class Table:
     extra_columns: dict[str, Column] = field(default_factory=dict)
 
 
-def group_label(group: str) -> str:
-    return str(group).replace("_", " ")
-
-
 def column_for(key: str, frame: pd.DataFrame | None = None, extra: dict[str, Column] | None = None) -> Column:
     """The display column of a CSV column: its spec, else one inferred from the dtype (3 decimals for floats)."""
     if extra and key in extra:
@@ -131,20 +128,16 @@ def to_latex(table: Table) -> str:
                         generator="`rmeval fairness-stats`")
 
 
+def to_csv(table: Table) -> str:
+    return frame_csv(table.frame)
+
+
+RENDERERS: dict[str, Callable[[Table], str]] = {"csv": to_csv, "md": to_markdown, "tex": to_latex}
+
+
 def write_table(table: Table, out_dir: Path, formats: tuple[str, ...] = ("csv", "md", "tex")) -> list[Path]:
-    """Write the table in each format atomically (`path.tmp` then rename)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for fmt in formats:
-        path = out_dir / f"{table.stem}.{fmt}"
-        if fmt == "csv":
-            text = table.frame.to_csv(index=False, float_format="%.12g", lineterminator="\n")
-        elif fmt == "md":
-            text = to_markdown(table)
-        elif fmt == "tex":
-            text = to_latex(table)
-        else:
-            raise ValueError(fmt)
-        write_text_atomic(text, path)
-        written.append(path)
-    return written
+    """Write the table in each format (csv, md, tex), each atomically."""
+    unknown = [fmt for fmt in formats if fmt not in RENDERERS]
+    if unknown:
+        raise ValueError(f"table {table.stem}: unknown format(s) {unknown}; expected one of {list(RENDERERS)}")
+    return write_table_files(out_dir, table.stem, {fmt: RENDERERS[fmt](table) for fmt in formats})
