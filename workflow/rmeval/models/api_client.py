@@ -57,15 +57,17 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 @dataclass(frozen=True)
 class ClientSettings:
+    """The client options of an entry; their defaults are the adapter catalogue's (rmeval.models.catalogue)."""
+
     base_url: str
     model: str
     api_key_env: str
-    max_concurrency: int = 8
-    timeout_s: float = 60.0
-    max_retries: int = 8
-    backoff_s: float = 1.0
-    max_backoff_s: float = 60.0
-    cache_dir: Path | None = None
+    max_concurrency: int
+    timeout_s: float
+    max_retries: int
+    backoff_s: float
+    max_backoff_s: float
+    cache_dir: Path
 
     @classmethod
     def from_options(cls, spec: ModelSpec, cache_dir: Any = None) -> ClientSettings:
@@ -102,7 +104,6 @@ class ChatClient:
             raise RmevalError(
                 f"model {name!r}: environment variable {settings.api_key_env} (options.api_key_env) is not set"
             )
-        assert settings.cache_dir is not None
         self.cache_dir = settings.cache_dir
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
