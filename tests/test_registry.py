@@ -164,6 +164,14 @@ def test_a_new_remote_adapter_needs_no_gpu_no_download_and_no_server(monkeypatch
     assert not wants_server(remote, True, {}) and wants_server(local, True, {})
     plan = Plan(arxiv={}, snapshot=None, models={"r": remote, "l": local})
     assert [problem.key for problem in collect(plan, env={})] == ["models (l).path"]
+    # Preflight asks for a key only where the catalogue says the endpoint needs one: a judge on a local
+    # vLLM server runs without OPENAI_API_KEY, Nemotron's endpoint refuses requests without NVIDIA_API_KEY.
+    endpoint = {"base_url": "http://127.0.0.1:8000/v1"}
+    judge = spec_from_mapping({"name": "j", "path": "m", "adapter": "judge", "options": {"mode": "direct", **endpoint}},
+                              where="t")
+    nemotron = spec_from_mapping({"name": "n", "path": "m", "adapter": "nemotron-api", "options": endpoint}, where="t")
+    plan = Plan(arxiv={}, snapshot=None, models={"j": judge, "n": nemotron})
+    assert [problem.what.split(" (")[0] for problem in collect(plan, env={})] == ["NVIDIA_API_KEY"]
 
 
 def test_unknown_adapter_of_a_spec_built_directly_fails_at_load():
