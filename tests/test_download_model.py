@@ -200,8 +200,8 @@ def test_local_folder_and_api_models_need_no_download(tiny_model_dir: Path, tmp_
     local = _download(ModelSpec(name="tiny", path=str(tiny_model_dir)), tmp_path / "local.json", env)
     assert local.returncode == 0, local.stderr
     assert json.loads((tmp_path / "local.json").read_text())["source"] == "local-dir"
-    api = _download(ModelSpec(name="nemo", path="nvidia/nemotron-4-340b-reward", adapter="nemotron-api"),
-                    tmp_path / "api.json", env)
+    api = _download(ModelSpec(name="nemo", path="nvidia/nemotron-4-340b-reward", adapter="nemotron-api",
+                              options={"base_url": "https://integrate.api.nvidia.com/v1"}), tmp_path / "api.json", env)
     assert api.returncode == 0, api.stderr
     assert json.loads((tmp_path / "api.json").read_text())["source"] == "api"
     missing = _download(ModelSpec(name="gone", path=str(tmp_path / "nope")), tmp_path / "gone.json", env)

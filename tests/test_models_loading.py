@@ -12,9 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from rmeval.errors import RmevalError
-from rmeval.models import ADAPTER_CLASSES
 from rmeval.models.hf import model_revision
-from rmeval.registry import ADAPTERS, spec_from_mapping
+from rmeval.registry import spec_from_mapping
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -27,10 +26,6 @@ def _fake_hub_cache(root: Path, model_dir: Path, repo: str = "rmeval-test/tiny-r
     (repo_dir / "refs").mkdir(parents=True)
     (repo_dir / "refs" / "main").write_text(COMMIT)
     return root
-
-
-def test_every_registry_adapter_has_a_module() -> None:
-    assert set(ADAPTER_CLASSES) == set(ADAPTERS)
 
 
 def test_hub_id_loads_offline_from_cache_and_records_the_commit(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -74,7 +74,8 @@ def write_registry(path: Path) -> Path:
     lines = ["models:"]
     for model, rank in RANKS.items():
         lines += [f"  {model}:", f"    path: local/{model}", f"    rewardbench_rank: {rank}"]
-    lines += ["  Nemotron-4-340B-Reward:", "    path: nvidia/nemotron-4-340b-reward", "    adapter: nemotron-api"]
+    lines += ["  Nemotron-4-340B-Reward:", "    path: nvidia/nemotron-4-340b-reward", "    adapter: nemotron-api",
+              "    options: {base_url: 'https://integrate.api.nvidia.com/v1'}"]
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -42,10 +42,39 @@ class ConfigError(RmevalError):
         super().__init__(f"{source}: {count} (see config/README.md for every key):\n{lines}")
 
 
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+
+
 def load_schema(path: str | Path) -> dict[str, Any]:
+    """The schema at `path` with every `$ref` (`#/$defs/x`, `other.schema.yaml#/$defs/x`) replaced by what it
+    points to, so that the messages below can read any node of it (snakemake.utils.validate resolves the same
+    references itself)."""
     import yaml
 
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    path = Path(path).resolve()
+    documents: dict[Path, Any] = {}
+
+    def document(file: Path) -> Any:
+        if file not in documents:
+            documents[file] = yaml.safe_load(file.read_text(encoding="utf-8"))
+        return documents[file]
+
+    def inline(node: Any, file: Path) -> Any:
+        if isinstance(node, list):
+            return [inline(item, file) for item in node]
+        if not isinstance(node, dict):
+            return node
+        node = {key: inline(value, file) for key, value in node.items()}
+        if "$ref" not in node:
+            return node
+        target_name, _, pointer = str(node.pop("$ref")).partition("#")
+        target_file = (file.parent / target_name).resolve() if target_name else file
+        target = document(target_file)
+        for part in filter(None, pointer.split("/")):
+            target = target[part]
+        return {**inline(target, target_file), **node}
+
+    return inline(document(path), path)
 
 
 def _default_filling_validator(schema: dict[str, Any]) -> Any:
@@ -252,7 +281,8 @@ def _alternatives(error: Any, schema: dict[str, Any], path: str) -> list[str]:
     for _, sub_errors in sorted(by_branch.items()):
         if not any(sub.validator == "type" and not list(sub.absolute_path)[len(error.absolute_path):]
                    for sub in sub_errors):
-            if all(sub.validator in ("enum", "const") for sub in sub_errors):
+            if all(sub.validator in ("enum", "const") and len(sub.absolute_path) == len(error.absolute_path)
+                   for sub in sub_errors):
                 break  # the value has a fitting type but is no listed choice: name every branch's choices
             lines: list[str] = []
             for sub in sub_errors:

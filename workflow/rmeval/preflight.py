@@ -3,7 +3,7 @@
 Checked, for the jobs that will run:
 - network for `arxiv.source: api` (a DNS lookup and TCP connect to the base_url host; loopback URLs are skipped),
 - hub models: in the Hugging Face cache at the pinned revision (no download), else network to the hub endpoint,
-- API models (`nemotron-api`): the environment variable named by `options.api_key_env`,
+- remote models whose endpoint needs a key (`nemotron-api`): the variable named by `options.api_key_env`,
 - local model folders (a `config.json` inside), the arXiv snapshot (exists; its first record has the fields
   the code reads) and RewardMATH's local files, or network for its `hf` sources when the data is not cached.
 
@@ -257,7 +257,6 @@ def collect(
 ) -> list[Problem]:
     """Every problem that blocks a job `relevant` says will run (missing input files excluded)."""
     from rmeval.hub import hub_offline, looks_local
-    from rmeval.models import LOCAL_ADAPTERS
 
     problems: list[Problem] = []
     offline = hub_offline(env)
@@ -279,9 +278,9 @@ def collect(
         key = plan.model_keys.get(name, f"models ({name})")
         if not relevant(SCORE_RULES, name):
             continue
-        if spec.adapter not in LOCAL_ADAPTERS:
-            variable = str(spec.options.get("api_key_env", "NVIDIA_API_KEY"))
-            if not env.get(variable):
+        if spec.adapter_entry.remote:
+            variable = str(spec.options.get("api_key_env") or spec.adapter_entry.api_key_env)
+            if spec.adapter_entry.api_key_required and not env.get(variable):
                 problems.append(Problem(
                     key, f"{variable} (options.api_key_env) is not set; this model scores through an API",
                     f"export {variable}=<your key>, or remove the model (and set reference_model: null if it is "

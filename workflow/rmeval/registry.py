@@ -7,21 +7,17 @@ own config under `models:` (a mapping with the same fields plus `name`).
 
 from __future__ import annotations
 
+import functools
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rmeval.config_check import SCHEMA_DIR, ConfigError, config_problems, key_path, load_schema
 from rmeval.errors import RmevalError
+from rmeval.models.catalogue import ADAPTERS, DEFAULT_ADAPTER, Adapter, unknown_adapter
 
-ADAPTERS = ("sequence-classification", "armorm", "grm", "eurus", "nemotron-api", "prm", "judge")
-# Adapters that score through an HTTP endpoint: no download, no GPU, no torch in the job.
-API_ADAPTERS = ("nemotron-api", "judge")
-JUDGE_MODES = ("direct", "pairwise")
-# Adapters whose heads rmeval implements itself (rmeval.models.heads): they never run hub code.
-NATIVE_HEAD_ADAPTERS = ("armorm", "grm", "eurus")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-TRUNCATION_SIDES = ("prompt-left", "response-right")
+MODELS_SCHEMA = SCHEMA_DIR / "models.schema.yaml"
 
 
 @dataclass(frozen=True)
@@ -37,7 +33,7 @@ class ModelResources:
 class ModelSpec:
     name: str
     path: str
-    adapter: str = "sequence-classification"
+    adapter: str = DEFAULT_ADAPTER
     revision: str | None = None
     dtype: str = "auto"  # bf16 on GPU, fp32 on CPU
     max_length: int = 4096
@@ -53,60 +49,76 @@ class ModelSpec:
     description: str = ""
 
     @property
+    def adapter_entry(self) -> Adapter:
+        """The adapter's catalogue entry (rmeval.models.catalogue): remote or local, its options."""
+        if self.adapter not in ADAPTERS:
+            raise RmevalError(f"model {self.name!r}: {unknown_adapter(self.adapter)}")
+        return ADAPTERS[self.adapter]
+
+    @property
     def judge_mode(self) -> str | None:
         """direct / pairwise for an LLM judge, else None."""
-        return str(self.options.get("mode")) if self.adapter == "judge" else None
+        return str(self.options.get("mode")) if self.adapter_entry.judge else None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> ModelSpec:
-        return spec_from_mapping(json.loads(text), where="--spec")
+        return spec_from_mapping(json.loads(text), where="--spec: model")
 
 
-_SPEC_KEYS = {f.name for f in fields(ModelSpec)}
-_RESOURCE_KEYS = {f.name for f in fields(ModelResources)}
+@functools.lru_cache(maxsize=1)
+def _schema() -> dict[str, Any]:
+    return load_schema(MODELS_SCHEMA)
+
+
+def entry_problems(entry: dict[str, Any]) -> list[str]:
+    """One line per problem of one model entry, each starting with its key path inside the entry: the
+    schema's fields (workflow/schemas/models.schema.yaml), then what the adapter's catalogue entry says."""
+    return config_problems(entry, _schema()["$defs"]["inline_entry"]) + adapter_problems(entry)
+
+
+def adapter_problems(entry: dict[str, Any]) -> list[str]:
+    """What the adapter catalogue says of an entry: a known adapter, the options it reads."""
+    adapter = entry.get("adapter", DEFAULT_ADAPTER)
+    if not isinstance(adapter, str):
+        return []  # the schema says so
+    if adapter not in ADAPTERS:
+        return [f"adapter: {unknown_adapter(adapter)}"]
+    kind = ADAPTERS[adapter]
+    problems: list[str] = []
+    if kind.native_head and entry.get("trust_remote_code"):
+        problems.append(
+            f"trust_remote_code: adapter {adapter!r} loads the checkpoint into rmeval's own head "
+            f"(rmeval.models.heads) and never runs the model repository's code; set trust_remote_code: false"
+        )
+    options = entry.get("options") or {}
+    if isinstance(options, dict):  # else the schema said so
+        problems += kind.option_problems(options)
+    return problems
+
+
+def _spec(entry: dict[str, Any]) -> ModelSpec:
+    values = dict(entry)
+    values["resources"] = ModelResources(**(entry.get("resources") or {}))
+    values["options"] = dict(entry.get("options") or {})
+    return ModelSpec(**values)
 
 
 def spec_from_mapping(entry: dict[str, Any], where: str) -> ModelSpec:
     """Build a ModelSpec from a mapping; `where` names the file/key for error messages."""
     if not isinstance(entry, dict):
         raise RmevalError(f"{where}: a model entry must be a mapping, got {type(entry).__name__}")
-    unknown = sorted(set(entry) - _SPEC_KEYS)
-    if unknown:
-        raise RmevalError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(_SPEC_KEYS)}")
-    for required in ("name", "path"):
-        if not entry.get(required):
-            raise RmevalError(f"{where}: missing required key {required!r}")
-    adapter = entry.get("adapter", "sequence-classification")
-    if adapter not in ADAPTERS:
-        raise RmevalError(f"{where}.adapter: unknown adapter {adapter!r}; known adapters: {list(ADAPTERS)}")
-    if adapter in NATIVE_HEAD_ADAPTERS and entry.get("trust_remote_code"):
-        raise RmevalError(
-            f"{where}.trust_remote_code: adapter {adapter!r} loads the checkpoint into rmeval's own head "
-            f"(rmeval.models.heads) and never runs the model repository's code; set trust_remote_code: false"
-        )
-    dtype = entry.get("dtype", "auto")
-    if dtype not in DTYPES:
-        raise RmevalError(f"{where}.dtype: {dtype!r} is not one of {list(DTYPES)}")
-    truncation = entry.get("truncation", "prompt-left")
-    if truncation not in TRUNCATION_SIDES:
-        raise RmevalError(f"{where}.truncation: {truncation!r} is not one of {list(TRUNCATION_SIDES)}")
-    resources = entry.get("resources") or {}
-    bad_resources = sorted(set(resources) - _RESOURCE_KEYS)
-    if bad_resources:
-        raise RmevalError(f"{where}.resources: unknown key(s) {bad_resources}; allowed: {sorted(_RESOURCE_KEYS)}")
-    if adapter == "judge" and (entry.get("options") or {}).get("mode") not in JUDGE_MODES:
-        raise RmevalError(f"{where}.options.mode: a judge needs mode {' or '.join(JUDGE_MODES)}")
-    values = dict(entry)
-    values["resources"] = ModelResources(**resources)
-    values["options"] = dict(entry.get("options") or {})
-    return ModelSpec(**values)
+    problems = entry_problems(entry)
+    if problems:
+        raise RmevalError("\n".join(f"{where}.{line}" for line in problems))
+    return _spec(entry)
 
 
 def load_registry(path: str | Path) -> dict[str, ModelSpec]:
-    """Read `config/models.yaml`: a mapping `models: {name: entry}`."""
+    """Read `config/models.yaml` (a mapping `models: {name: entry}`), checked against
+    workflow/schemas/models.schema.yaml and the adapter catalogue; every problem is one line."""
     import yaml
 
     path = Path(path)
@@ -114,15 +126,15 @@ def load_registry(path: str | Path) -> dict[str, ModelSpec]:
         raise RmevalError(f"model registry not found: {path}")
     with path.open() as handle:
         document = yaml.safe_load(handle) or {}
-    entries = document.get("models")
-    if not isinstance(entries, dict):
-        raise RmevalError(f"{path}: expected a top-level 'models:' mapping of name -> entry")
-    registry: dict[str, ModelSpec] = {}
-    for name, entry in entries.items():
-        if not isinstance(entry, dict):
-            raise RmevalError(f"{path}: models.{name} must be a mapping")
-        registry[name] = spec_from_mapping({**entry, "name": name}, where=f"{path}: models.{name}")
-    return registry
+    problems = config_problems(document, _schema())
+    if problems:  # the document's shape and the entries' fields first: the catalogue reads both
+        raise ConfigError(problems, source=str(path))
+    named = {name: {**entry, "name": name} for name, entry in document["models"].items()}
+    for name, entry in named.items():
+        problems += [f"{key_path(['models', name])}.{line}" for line in adapter_problems(entry)]
+    if problems:
+        raise ConfigError(problems, source=str(path))
+    return {name: _spec(entry) for name, entry in named.items()}
 
 
 def resolve_models(requested: list[Any], registry: dict[str, ModelSpec], where: str = "config") -> list[ModelSpec]:

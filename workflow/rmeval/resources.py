@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rmeval.registry import API_ADAPTERS, ModelSpec
+from rmeval.registry import ModelSpec
 
 
 def scoring_resources(spec: ModelSpec, attempt: int = 1) -> dict[str, Any]:
     attempt = max(1, int(attempt))
     wanted = spec.resources
     resources: dict[str, Any] = {
-        "gpu": 0 if spec.adapter in API_ADAPTERS else int(wanted.gpu),  # an endpoint needs no local GPU
+        "gpu": 0 if spec.adapter_entry.remote else int(wanted.gpu),  # an endpoint needs no local GPU
         "mem_mb": int(wanted.mem_mb) * attempt,
         "runtime": int(wanted.runtime) * attempt,
         # Empty strings mean "not requested": a rule's resource keys are fixed for all its jobs.

@@ -24,14 +24,15 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rmeval.errors import RmevalError
 from rmeval.io.atomic import write_text_atomic
 from rmeval.io.hashing import sha256_text
 
-CLIENT_OPTIONS = {"base_url", "model", "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s",
-                  "max_backoff_s", "cache_dir"}
+if TYPE_CHECKING:
+    from rmeval.registry import ModelSpec
+
 T = TypeVar("T")
 
 
@@ -57,30 +58,33 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 @dataclass(frozen=True)
 class ClientSettings:
+    """The client options of an entry; their defaults are the adapter catalogue's (rmeval.models.catalogue)."""
+
     base_url: str
     model: str
     api_key_env: str
-    max_concurrency: int = 8
-    timeout_s: float = 60.0
-    max_retries: int = 8
-    backoff_s: float = 1.0
-    max_backoff_s: float = 60.0
-    cache_dir: Path | None = None
+    max_concurrency: int
+    timeout_s: float
+    max_retries: int
+    backoff_s: float
+    max_backoff_s: float
+    cache_dir: Path
 
     @classmethod
-    def from_options(cls, options: dict[str, Any], *, model_name: str, default_model: str, default_key_env: str,
-                     adapter: str, cache_dir: Any = None) -> ClientSettings:
+    def from_options(cls, spec: ModelSpec, cache_dir: Any = None) -> ClientSettings:
+        """The client options of `spec` over their defaults in the adapter catalogue."""
+        options = spec.adapter_entry.settings(spec.options)
         if not options.get("base_url"):
-            raise RmevalError(f"model {model_name!r}: options.base_url is required for adapter {adapter!r}")
+            raise RmevalError(f"model {spec.name!r}: options.base_url is required for adapter {spec.adapter!r}")
         return cls(
             base_url=str(options["base_url"]).rstrip("/"),
-            model=str(options.get("model") or default_model),
-            api_key_env=str(options.get("api_key_env") or default_key_env),
-            max_concurrency=max(1, int(options.get("max_concurrency", 8))),
-            timeout_s=float(options.get("timeout_s", 60)),
-            max_retries=int(options.get("max_retries", 8)),
-            backoff_s=float(options.get("backoff_s", 1.0)),
-            max_backoff_s=float(options.get("max_backoff_s", 60)),
+            model=str(options.get("model") or spec.path),
+            api_key_env=str(options.get("api_key_env") or spec.adapter_entry.api_key_env),
+            max_concurrency=max(1, int(options["max_concurrency"])),
+            timeout_s=float(options["timeout_s"]),
+            max_retries=int(options["max_retries"]),
+            backoff_s=float(options["backoff_s"]),
+            max_backoff_s=float(options["max_backoff_s"]),
             cache_dir=Path(options.get("cache_dir") or cache_dir or default_cache_dir()),
         )
 
@@ -101,7 +105,6 @@ class ChatClient:
             raise RmevalError(
                 f"model {name!r}: environment variable {settings.api_key_env} (options.api_key_env) is not set"
             )
-        assert settings.cache_dir is not None
         self.cache_dir = settings.cache_dir
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()

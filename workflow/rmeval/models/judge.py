@@ -43,18 +43,13 @@ import numpy as np
 
 from rmeval.errors import RmevalError
 from rmeval.io.hashing import sha256_text
-from rmeval.models.api_client import CLIENT_OPTIONS, ChatClient, ClientSettings, TokenCounter
+from rmeval.models.api_client import ChatClient, ClientSettings, TokenCounter
 from rmeval.models.base import BatchScores, Prepared, RewardScorer, Runtime
 from rmeval.registry import ModelSpec
 from rmeval.tasks import POSITIONS, Pairs
 
-MODES = ("direct", "pairwise")
 DEFAULT_PROMPT_KEYS = {"direct": "rmeval_direct", "pairwise": "rmeval_pairwise"}
 PLACEHOLDERS = {"direct": ("problem", "eval_solution"), "pairwise": ("problem", "eval_solution_A", "eval_solution_B")}
-KNOWN_OPTIONS = CLIENT_OPTIONS | {
-    "mode", "prompt_file", "prompt_key", "temperature", "max_tokens", "n", "seed", "positions", "both_orders",
-    "rating_range", "null_rating", "tokenizer", "chars_per_token",
-}
 
 # --- parsing ------------------------------------------------------------------------------------------
 _NUMBER = r"(\d+(?:\.\d+)?)"
@@ -175,33 +170,26 @@ class JudgeScorer(RewardScorer):
     budget_unit = "requests"
 
     def __init__(self, spec: ModelSpec, runtime: Runtime) -> None:
-        options = dict(spec.options)
-        unknown = sorted(set(options) - KNOWN_OPTIONS)
-        if unknown:
-            raise RmevalError(f"model {spec.name!r}: unknown judge option(s) {unknown}; allowed {sorted(KNOWN_OPTIONS)}")
-        self.mode = options.get("mode")
-        if self.mode not in MODES:
-            raise RmevalError(f"model {spec.name!r}: options.mode must be one of {list(MODES)}, got {self.mode!r}")
+        # Over the catalogue's defaults; load_scorer has checked keys, types, choices and `mode`.
+        options = spec.adapter_entry.settings(spec.options)
+        self.mode = options["mode"]
         self.spec = spec
-        settings = ClientSettings.from_options(options, model_name=spec.name, default_model=spec.path,
-                                               default_key_env="OPENAI_API_KEY", adapter="judge",
-                                               cache_dir=runtime.extra.get("cache_dir"))
+        settings = ClientSettings.from_options(spec, cache_dir=runtime.extra.get("cache_dir"))
         self.prompt = load_prompt(options.get("prompt_file") or default_prompt_file(),
                                   str(options.get("prompt_key") or DEFAULT_PROMPT_KEYS[self.mode]), self.mode)
-        self.temperature = float(options.get("temperature", 0.0))
-        self.max_tokens = int(options.get("max_tokens", 2048))
-        self.n = int(options.get("n", 1))
+        self.temperature = float(options["temperature"])
+        self.max_tokens = int(options["max_tokens"])
+        self.n = int(options["n"])
         self.seed = options.get("seed")
-        self.positions = str(options.get("positions", "recorded"))
-        if self.positions not in ("recorded", "seeded"):
-            raise RmevalError(f"model {spec.name!r}: options.positions must be recorded or seeded")
-        self.both_orders = bool(options.get("both_orders", False))
-        low, high = (float(v) for v in options.get("rating_range", (1, 10)))
+        self.positions = str(options["positions"])
+        self.both_orders = bool(options["both_orders"])
+        low, high = (float(v) for v in options["rating_range"])
         self.rating_range = (low, high)
-        self.null_rating = float(options.get("null_rating", low))
+        null_rating = options.get("null_rating")
+        self.null_rating = float(low if null_rating is None else null_rating)
         if self.n < 1 or self.max_tokens < 1:
             raise RmevalError(f"model {spec.name!r}: options.n and options.max_tokens must be >= 1")
-        self.counter = TokenCounter(options.get("tokenizer"), float(options.get("chars_per_token", 3.0)), spec.name)
+        self.counter = TokenCounter(options.get("tokenizer"), float(options["chars_per_token"]), spec.name)
         if spec.max_length <= self.max_tokens:
             raise RmevalError(f"model {spec.name!r}: max_length {spec.max_length} must exceed options.max_tokens "
                               f"{self.max_tokens} (the reply's share of the context)")

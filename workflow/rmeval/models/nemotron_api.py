@@ -32,7 +32,6 @@ import numpy as np
 
 from rmeval.errors import RmevalError
 from rmeval.models.api_client import (
-    CLIENT_OPTIONS,
     ChatClient,
     ClientSettings,
     TokenCounter,
@@ -48,7 +47,6 @@ __all__ = ["ATTRIBUTES", "MODEL_CARD_WEIGHTS", "NemotronApiScorer", "attributes_
 
 ATTRIBUTES = ("helpfulness", "correctness", "coherence", "complexity", "verbosity")
 MODEL_CARD_WEIGHTS = {"helpfulness": 0.3, "correctness": 0.74, "coherence": 0.46, "complexity": 0.47, "verbosity": -0.33}
-KNOWN_OPTIONS = CLIENT_OPTIONS | {"weights", "tokenizer", "chars_per_token", "template_tokens"}
 
 
 def attributes_from_reply(reply: dict[str, Any]) -> dict[str, float]:
@@ -82,13 +80,8 @@ class NemotronApiScorer(RewardScorer):
     budget_unit = "requests"
 
     def __init__(self, spec: ModelSpec, runtime: Runtime) -> None:
-        options = dict(spec.options)
-        unknown = sorted(set(options) - KNOWN_OPTIONS)
-        if unknown:
-            raise RmevalError(f"model {spec.name!r}: unknown nemotron-api option(s) {unknown}; allowed {sorted(KNOWN_OPTIONS)}")
-        settings = ClientSettings.from_options(options, model_name=spec.name, default_model=spec.path,
-                                               default_key_env="NVIDIA_API_KEY", adapter="nemotron-api",
-                                               cache_dir=runtime.extra.get("cache_dir"))
+        options = spec.adapter_entry.settings(spec.options)  # over the catalogue's defaults
+        settings = ClientSettings.from_options(spec, cache_dir=runtime.extra.get("cache_dir"))
         self.spec = spec
         self.base_url = settings.base_url
         self.model_name = settings.model
@@ -97,8 +90,8 @@ class NemotronApiScorer(RewardScorer):
         if bad:
             raise RmevalError(f"model {spec.name!r}: options.weights has unknown attribute(s) {bad}; known {list(ATTRIBUTES)}")
         self.weights = {name: float(weights.get(name, 0.0)) for name in ATTRIBUTES}
-        self.counter = TokenCounter(options.get("tokenizer"), float(options.get("chars_per_token", 2.5)), spec.name)
-        self.template_tokens = int(options.get("template_tokens", 16))
+        self.counter = TokenCounter(options.get("tokenizer"), float(options["chars_per_token"]), spec.name)
+        self.template_tokens = int(options["template_tokens"])
         self.client = ChatClient(settings, spec.name)
         self.max_concurrency = settings.max_concurrency
         self.pairs: Pairs | None = None

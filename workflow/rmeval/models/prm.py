@@ -29,8 +29,6 @@ from rmeval.models.chat import RenderFn
 from rmeval.models.hf import HFScorer
 from rmeval.tasks import Pairs
 
-DEFAULT_OPTIONS = {"step_tag": "ки", "good_token": "+", "bad_token": "-", "step_separator": "\n"}
-
 
 class PRMScorer(HFScorer):
     auto_class = "AutoModelForCausalLM"
@@ -39,10 +37,7 @@ class PRMScorer(HFScorer):
 
     def __init__(self, spec: Any, runtime: Any) -> None:
         super().__init__(spec, runtime)
-        unknown = sorted(set(spec.options) - {*DEFAULT_OPTIONS, "good_token_id", "bad_token_id"})
-        if unknown:
-            raise RmevalError(f"model {spec.name!r}: unknown prm option(s) {unknown}")
-        self.options = {**DEFAULT_OPTIONS, **spec.options}
+        self.options = spec.adapter_entry.settings(spec.options)  # over the catalogue's defaults
         self.step_tag_id = self._step_tag_id()
         self.candidate_ids = self._candidate_ids()
         self.expected_steps: np.ndarray | None = None

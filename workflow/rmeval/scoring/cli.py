@@ -18,7 +18,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from rmeval.devices import GpuClaim
-from rmeval.registry import API_ADAPTERS, ModelSpec
+from rmeval.registry import ModelSpec
 from rmeval.scoring.spec_argument import read_spec
 from rmeval.tasks import TASKS
 
@@ -63,11 +63,10 @@ def wants_server(spec: ModelSpec, flag: bool | None, environ: Mapping[str, str] 
     """Score through a model server? API models never; else `--server/--no-server`, else inside a
     local Snakemake run (RMEVAL_RUN set) but not under Slurm, where each job is its own allocation."""
     from rmeval.devices import under_slurm
-    from rmeval.models import LOCAL_ADAPTERS
     from rmeval.scoring.address import RUN_ENV
 
     environ = os.environ if environ is None else environ
-    if spec.adapter not in LOCAL_ADAPTERS:
+    if spec.adapter_entry.remote:
         return False
     if flag is not None:
         return flag
@@ -83,7 +82,7 @@ def main(argv: list[str]) -> int:
 
     use_server = wants_server(spec, args.server)
     # The server claims the GPUs (it holds the model); an API model needs none.
-    gpus = 0 if use_server or spec.adapter in API_ADAPTERS else requested_gpus(spec.resources.gpu, args.device)
+    gpus = 0 if use_server or spec.adapter_entry.remote else requested_gpus(spec.resources.gpu, args.device)
     # Claim before torch is imported: CUDA reads CUDA_VISIBLE_DEVICES once, at initialisation.
     with claim_gpus(gpus) if not use_server else nullcontext(GpuClaim((), "cpu")) as claim:
         from rmeval.scoring.job import JobRequest, run_job

@@ -12,7 +12,8 @@ jobs on compute nodes then load the same snapshot offline (`HF_HUB_OFFLINE=1`) f
   `*.msgpack`, `*.onnx`, `*.gguf`, `original/`) are skipped; that halves a typical 7B download.
 - Token: gated models need `HF_TOKEN` in the environment (or a prior `hf auth login`); no token is
   ever read from the config or the command line, so none ends up in logs or markers.
-- Local directories and API-only models (`nemotron-api`) need nothing: the marker says so.
+- Local directories and remote models (catalogue entries with `remote`: `nemotron-api`, `judge`) need
+  nothing: the marker says so.
 - `HF_ENDPOINT` (a mirror) is honoured, as everywhere in huggingface_hub.
 """
 
@@ -56,10 +57,8 @@ def _kept(filenames: list[str], patterns: list[str]) -> list[str]:
 
 def download(spec: ModelSpec) -> dict[str, Any]:
     """Fetch `spec` into the HF cache (HF_HOME) and describe what was fetched."""
-    from rmeval.models import LOCAL_ADAPTERS
-
     base: dict[str, Any] = {"model": spec.name, "path": spec.path, "requested_revision": spec.revision}
-    if spec.adapter not in LOCAL_ADAPTERS:
+    if spec.adapter_entry.remote:
         _log(f"{spec.name}: adapter {spec.adapter!r} scores through an API; nothing to download")
         return {**base, "source": "api"}
     if looks_local(spec.path):

@@ -19,7 +19,7 @@ from rmeval.errors import RmevalError
 from rmeval.io.hashing import sha256_file, sha256_text
 from rmeval.lock.models import check_loaded_revision
 from rmeval.models.base import Runtime
-from rmeval.registry import API_ADAPTERS, ModelSpec
+from rmeval.registry import ModelSpec
 
 DEFAULT_TOKEN_BUDGET = {"cpu": 4096, "cuda": 65536}
 DEFAULT_API_BATCH = 64  # requests in flight per engine batch (concurrency is bounded separately)
@@ -48,7 +48,7 @@ class JobRequest:
 def resolve_runtime(request: JobRequest) -> Runtime:
     """Device and dtype for this job (torch is imported here, after GPU claiming)."""
     spec = request.spec
-    if spec.adapter in API_ADAPTERS:
+    if spec.adapter_entry.remote:
         return Runtime(device="api", dtype="n/a", padding_side=None)
     import torch
 
