@@ -138,3 +138,16 @@ def test_problems_name_the_key(tmp_path, changes, message):
 def test_model_keys_keep_the_first_section_naming_a_model():
     keys = model_keys([("models", ["a", {"name": "b", "path": "/b"}]), ("rewardmath.models", ["b", "c"])])
     assert keys == {"a": "models[0] (a)", "b": "models[1] (b)", "c": "rewardmath.models[1] (c)"}
+
+
+def test_pending_outputs_are_the_files_whose_absence_runs_a_job():
+    config = filled(rewardmath={"enabled": True, "models": ["math-shepherd-mistral-7b-prm"]})
+    plan = plan_run(config, locate)
+    groups = list(QUICKSTART["groups"])
+    assert plan.pending_outputs({"arxiv_fetch"}, None, []) == [f"results/data/{g}.parquet" for g in groups]
+    assert plan.pending_outputs({"score_fairness"}, SKYWORK, ["algebra"]) == [
+        f"results/scores/{SKYWORK}/{g}.parquet" for g in groups]
+    assert plan.pending_outputs({"rewardmath_prepare", "rewardmath_score"}, "math-shepherd-mistral-7b-prm",
+                                ["algebra"]) == ["results/rewardmath/data/manifest.json",
+                                                 "results/rewardmath/scores/math-shepherd-mistral-7b-prm/algebra.parquet"]
+    assert plan.pending_outputs({"download_model"}, "not-a-model", ["algebra"]) == []

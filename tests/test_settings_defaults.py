@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import importlib
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from typing import Any
 
 import pytest
@@ -72,15 +72,17 @@ def test_scoring_settings_defaults_are_the_schemas():
     assert ScoringSettings.from_mapping(scoring) == SCORING_DEFAULTS == ScoringSettings()
 
 
-def test_score_command_job_and_engine_defaults_are_the_schemas():
+def test_score_command_and_job_defaults_are_the_schemas():
     scoring = schema_filled()["scoring"]
     for flag, key in (("--max-batch-rows", "max_batch_rows"), ("--checkpoint-every", "checkpoint_every"),
                       ("--token-budget", "token_budget"), ("--compile", "compile")):
         assert parser_default("rmeval.scoring.cli", flag) == scoring[key], flag
-    for dataclass in (JobRequest, EngineSettings):
-        defaults = {f.name: f.default for f in fields(dataclass)}
-        assert defaults["max_batch_rows"] == scoring["max_batch_rows"], dataclass.__name__
-        assert defaults["checkpoint_every"] == scoring["checkpoint_every"], dataclass.__name__
+    defaults = {f.name: f.default for f in fields(JobRequest)}
+    assert defaults["max_batch_rows"] == scoring["max_batch_rows"]
+    assert defaults["checkpoint_every"] == scoring["checkpoint_every"]
+    # the engine gets the job's resolved values: no third copy
+    assert {f.name for f in fields(EngineSettings) if f.default is MISSING} == {
+        "token_budget", "max_batch_rows", "checkpoint_every"}
 
 
 @pytest.mark.parametrize("settings", [

@@ -107,6 +107,20 @@ class RunPlan:
     arxiv_from_lock: ArxivFromLock | None
     warnings: tuple[str, ...]  # to log at parse time
 
+    def pending_outputs(self, rules: Iterable[str], model: str | None, rewardmath_tables: list[str]) -> list[str]:
+        """The dry run's stand-in for the DAG (rmeval.preflight): the outputs whose absence means a job of
+        `rules` (for `model`) would run."""
+        files = []
+        if "arxiv_fetch" in rules:
+            files += [f"results/data/{group}.parquet" for group in self.groups]
+        if "rewardmath_prepare" in rules and self.rewardmath_enabled:
+            files.append("results/rewardmath/data/manifest.json")
+        if model in self.model_specs:
+            files += [f"results/scores/{model}/{group}.parquet" for group in self.groups]
+        if model in self.rewardmath_specs:
+            files += [f"results/rewardmath/scores/{model}/{table}.parquet" for table in rewardmath_tables]
+        return files
+
     def locked_revision_flag(self, name: str) -> str:
         """`--expect-revision <commit>` for `rmeval score` when a lock pins the model, else nothing."""
         expected = self.locked_revisions.get(name)

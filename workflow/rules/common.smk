@@ -170,13 +170,4 @@ def preflight_plan():
 
 def preflight_pending(rules, model):
     """The dry run's stand-in for the DAG: would a job of `rules` (for `model`) run? Some output is missing."""
-    files = []
-    if "arxiv_fetch" in rules:
-        files += group_data_files()
-    if "rewardmath_prepare" in rules and REWARDMATH_ENABLED:
-        files.append("results/rewardmath/data/manifest.json")
-    if model in MODEL_SPECS:
-        files += expand("results/scores/{model}/{group}.parquet", model=[model], group=GROUPS)
-    if model in REWARDMATH_SPECS:
-        files += expand("results/rewardmath/scores/{model}/{t}.parquet", model=[model], t=RM_SCORED_TABLES)
-    return any(not Path(path).exists() for path in files)
+    return any(not Path(path).exists() for path in PLAN.pending_outputs(rules, model, RM_SCORED_TABLES))

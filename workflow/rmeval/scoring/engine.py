@@ -18,7 +18,6 @@ from rmeval.models.base import Prepared, RewardScorer
 from rmeval.scoring.batching import plan_batches
 from rmeval.scoring.checkpoint import Checkpoint
 from rmeval.scoring.progress import Progress
-from rmeval.scoring.settings import SCORING_DEFAULTS
 from rmeval.tasks import Pairs
 
 if TYPE_CHECKING:
@@ -27,9 +26,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class EngineSettings:
+    """The job's resolved values (rmeval.scoring.job), so no defaults here (those: rmeval.scoring.settings)."""
+
     token_budget: int  # padded tokens per batch (requests per batch for API adapters)
-    max_batch_rows: int = SCORING_DEFAULTS.max_batch_rows
-    checkpoint_every: int = SCORING_DEFAULTS.checkpoint_every  # rows between checkpoints; 0 disables them
+    max_batch_rows: int
+    checkpoint_every: int  # rows between checkpoints; 0 disables them
     progress_every_s: float | None = None
 
 
