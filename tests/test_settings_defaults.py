@@ -116,6 +116,13 @@ def test_arxiv_settings_defaults_are_the_schemas():
     assert {f.name for f in fields(ArxivSettings)} - {"snapshot"} == set(arxiv)
 
 
+def test_fairness_stats_settings_defaults_are_the_schemas():
+    from rmeval.benchmarks.fairness.stats.analysis import StatsSettings
+
+    config = schema_filled()
+    assert StatsSettings() == StatsSettings(**config["stats"], reference_model=config["reference_model"])
+
+
 # Command-line defaults of the other stages that stand for a config key (module, flag, key path).
 COMMAND_DEFAULTS = [
     ("rmeval.benchmarks.fairness.stats.cli", "--reference-model", ("reference_model",)),
