@@ -76,7 +76,7 @@ def check_config(config: dict[str, Any], schema: dict[str, Any], source: str = "
 
 
 def fill_defaults(config: dict[str, Any], schema: dict[str, Any]) -> None:
-    """Fill the schema's defaults into `config` in place without judging it (for `--skip-validation`): the rules
+    """Fill the schema's defaults into `config` in place without judging it (a module's `skip_validation`): the rules
     read `config[...]` with no fallback of their own, so the defaults must be there either way."""
     for _ in _default_filling_validator(schema).iter_errors(config):
         pass
