@@ -1,8 +1,9 @@
 """Validate the workflow config against workflow/schemas/config.schema.yaml, one plain line per problem.
 
-The JSON schema stays the single source of truth. Validation fills the schema's defaults into the config, as
-`snakemake.utils.validate(config, schema, set_default=True)` does, but instead of jsonschema's message and
-schema dump every problem becomes one line naming the key path, the bad value and what is allowed:
+The JSON schema stays the single source of truth and holds every default: validation fills them into the config,
+as `snakemake.utils.validate(config, schema, set_default=True)` does, so rules read `config[...]` with no fallback.
+Instead of jsonschema's message and schema dump every problem becomes one line naming the key path, the bad value
+and what is allowed:
 
     arxiv.papers_per_grup: unknown key; did you mean `papers_per_group`?
     groups: group name 'computer science' has a space; use `_`: `computer_science`
@@ -11,6 +12,7 @@ schema dump every problem becomes one line naming the key path, the bad value an
 
 from __future__ import annotations
 
+import copy
 import difflib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -87,8 +89,9 @@ def _default_filling_validator(schema: dict[str, Any]) -> Any:
     def set_defaults(validator: Any, properties: dict, instance: Any, node: dict) -> Iterable[Any]:
         if isinstance(instance, dict):
             for name, subschema in properties.items():
-                if "default" in subschema:
-                    instance.setdefault(name, subschema["default"])
+                if "default" in subschema and name not in instance:
+                    # A copy: the schema's `default: {}` must not collect this config's nested defaults.
+                    instance[name] = copy.deepcopy(subschema["default"])
         yield from validate_properties(validator, properties, instance, node)
 
     return validators.extend(Draft202012Validator, {"properties": set_defaults})(schema)
@@ -99,6 +102,13 @@ def check_config(config: dict[str, Any], schema: dict[str, Any], source: str = "
     problems = config_problems(config, schema)
     if problems:
         raise ConfigError(problems, source)
+
+
+def fill_defaults(config: dict[str, Any], schema: dict[str, Any]) -> None:
+    """Fill the schema's defaults into `config` in place without judging it (a module's `skip_validation`): the rules
+    read `config[...]` with no fallback of their own, so the defaults must be there either way."""
+    for _ in _default_filling_validator(schema).iter_errors(config):
+        pass
 
 
 def config_problems(config: dict[str, Any], schema: dict[str, Any]) -> list[str]:

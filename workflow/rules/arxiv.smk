@@ -2,6 +2,8 @@
 # arxiv_fetch streams the snapshot (or pages through the API) once per group and keeps a bounded seeded
 # candidate pool; arxiv_select drops titles shared between groups and writes the balanced sample.
 # Both run on the submitting host under SLURM: the API needs internet, and the work is I/O, not compute.
+from rmeval.run_plan import plan_arxiv
+
 
 localrules:
     arxiv_fetch,
@@ -9,38 +11,20 @@ localrules:
 
 
 ARXIV = config["arxiv"]
-ARXIV_SNAPSHOT = (
-    config_path(ARXIV["snapshot"])
-    if ARXIV.get("source", "snapshot") == "snapshot" and ARXIV.get("snapshot")
-    else None
-)
-# Settings passed to the commands as JSON (a change re-runs the job); allow_fewer only concerns select.
-ARXIV_FETCH_JSON = json.dumps(
-    {
-        **{k: v for k, v in ARXIV.items() if k != "allow_fewer"},
-        **({"snapshot": ARXIV_SNAPSHOT} if ARXIV_SNAPSHOT else {}),
-    },
-    sort_keys=True,
-    default=str,
-)
-ARXIV_SELECT_KEYS = ("papers_per_group", "seed", "allow_fewer", "candidate_factor", "categories_table")
-ARXIV_SELECT_JSON = json.dumps(
-    {k: ARXIV[k] for k in ARXIV_SELECT_KEYS if k in ARXIV},
-    sort_keys=True,
-    default=str,
-)
+# Settings passed to the commands as JSON (a change re-runs the job): rmeval.run_plan.
+ARXIV_PLAN = plan_arxiv(ARXIV, config_path)
 
 
 rule arxiv_fetch:
     input:
-        snapshot=[ARXIV_SNAPSHOT] if ARXIV_SNAPSHOT else [],
+        snapshot=[ARXIV_PLAN.snapshot] if ARXIV_PLAN.snapshot else [],
     output:
         candidates="results/arxiv/{group}.candidates.parquet",
         eligible="results/arxiv/{group}.eligible.u64",
         summary="results/arxiv/{group}.fetch.json",
     params:
         categories=lambda wildcards: config["groups"][wildcards.group],
-        settings=ARXIV_FETCH_JSON,
+        settings=ARXIV_PLAN.fetch_json,
     log:
         "logs/arxiv/fetch_{group}.log",
     benchmark:
@@ -62,7 +46,7 @@ rule arxiv_select:
         manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
     params:
         groups=GROUPS,
-        settings=ARXIV_SELECT_JSON,
+        settings=ARXIV_PLAN.select_json,
     log:
         "logs/arxiv/select.log",
     benchmark:

@@ -1,6 +1,6 @@
 # Helpers shared by all rule files (config access, model specs, resources, target lists).
-# This is the only .smk file that defines Python functions.
-import json
+# This is the only .smk file that defines Python functions; the planning behind them is rmeval.run_plan.
+import json  # json and shlex: used by the rule files' params too
 import os
 import shlex
 import sys
@@ -10,15 +10,12 @@ from pathlib import Path
 # Make the `rmeval` package importable even when it is not pip-installed (e.g. under --sdm conda).
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
+from rmeval import run_plan
 from rmeval.benchmarks import BENCHMARK_MODULES, benchmark
 from rmeval.benchmarks.fairness import plan as fairness_plan
 from rmeval.errors import RmevalError
-from rmeval.registry import load_registry, resolve_models
-from rmeval.benchmarks.fairness.arxiv.categories import check_disjoint, load_table, resolve_group
 from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
-from rmeval.lock.lockfile import config_sha256, file_sha256, load_lock
-from rmeval.lock.models import follow_lock
 from rmeval.scoring.address import run_environment
 
 # Identifies this run to its local jobs: a model's scoring jobs share one model server per run
@@ -46,23 +43,16 @@ def repo_path(relative):
 
 def config_path(value):
     """A user path from the config: relative to the working directory if it exists there, else to the repo."""
-    path = Path(value)
-    if path.is_absolute() or path.exists():
-        return str(path)
-    return repo_path(value)
+    return run_plan.config_path(value, Path(workflow.basedir))
 
 
-def _resolve(models, where, registry=None):
-    try:
-        return resolve_models(models, REGISTRY if registry is None else registry, where=where)
-    except RmevalError as error:
-        raise WorkflowError(str(error))
-
-
+# Models of both branches, the lock, the groups' check and the scoring settings (rmeval.run_plan).
 try:
-    REGISTRY = load_registry(config_path(config.get("registry", "config/models.yaml")))
+    PLAN = run_plan.plan_run(config, config_path)
 except RmevalError as error:
     raise WorkflowError(str(error))
+for _warning in PLAN.warnings:
+    logger.warning(_warning)
 
 # Locally, cap concurrent GPU jobs at the number of GPUs found (no-op under Slurm, on CPU-only machines,
 # or when the user passes --resources gpu=N); each job then claims its own devices (rmeval.devices).
@@ -70,61 +60,18 @@ _gpu_limit = snakemake_gpu_limit(workflow.global_resources["_nodes"].value, "gpu
 if _gpu_limit is not None:
     workflow.register_resource("gpu", _gpu_limit)
 
-GROUPS = list(config["groups"])
-
-
-def _check_groups():
-    """Unknown categories, or one category in two groups, fail now rather than after every download."""
-    table_path = config["arxiv"].get("categories_table")
-    table = load_table(config_path(table_path) if table_path else None)
-    check_disjoint({name: resolve_group(name, entries, table) for name, entries in config["groups"].items()})
-
-
-try:
-    _check_groups()
-except RmevalError as error:
-    raise WorkflowError(f"config: {error}")
-
-MODEL_SPECS = {spec.name: spec for spec in _resolve(config["models"], "config")}
+GROUPS = PLAN.groups
+MODEL_SPECS = PLAN.model_specs
 MODEL_NAMES = list(MODEL_SPECS)
-
-REWARDMATH = config.get("rewardmath", {})
-REWARDMATH_ENABLED = bool(REWARDMATH.get("enabled", False))
-# `rewardmath.models` may name the registry's models and the ones defined inline under `models:`.
-REWARDMATH_SPECS = (
-    {
-        spec.name: spec
-        for spec in _resolve(REWARDMATH.get("models", []), "config: rewardmath", {**REGISTRY, **MODEL_SPECS})
-    }
-    if REWARDMATH_ENABLED
-    else {}
-)
-# One name, one model: scores of both branches live under results/.../{model}/ and share a download.
-for _name in set(MODEL_SPECS) & set(REWARDMATH_SPECS):
-    if MODEL_SPECS[_name] != REWARDMATH_SPECS[_name]:
-        raise WorkflowError(f"config: model {_name!r} is defined differently in `models` and `rewardmath.models`")
-ALL_SPECS = {**MODEL_SPECS, **REWARDMATH_SPECS}
-
+REWARDMATH = config["rewardmath"]
+REWARDMATH_ENABLED = PLAN.rewardmath_enabled
+REWARDMATH_SPECS = PLAN.rewardmath_specs
 # A published lock (`lock:`, README "Reproduce our run"): its commits replace `revision: null`, and every
 # scoring job checks that it loaded the locked commit or folder fingerprint (rmeval.lock.models).
-LOCK_PATH = config_path(config["lock"]) if config.get("lock") else None
-CONFIG_SHA256 = config_sha256(config)  # recorded in results/lock.yaml
-if LOCK_PATH and Path(LOCK_PATH).resolve() == Path("results/lock.yaml").resolve():
-    raise WorkflowError("config: lock: results/lock.yaml is this run's own output; copy the lock elsewhere first")
-if config["arxiv"].get("source") == "lock" and not LOCK_PATH:
-    raise WorkflowError("config: arxiv.source is 'lock' but no top-level `lock:` file is given")
-try:
-    LOCK = load_lock(LOCK_PATH) if LOCK_PATH else None
-    ALL_SPECS, LOCKED_REVISIONS = follow_lock(ALL_SPECS, LOCK)
-except RmevalError as error:
-    raise WorkflowError(f"config: lock: {error}")
+ALL_SPECS = PLAN.all_specs
+LOCK_PATH = PLAN.lock_path
+CONFIG_SHA256 = PLAN.config_sha256
 
-_reference = config.get("reference_model")
-if _reference is not None and _reference not in MODEL_SPECS:
-    # Table 4 needs the reference among the scored models; say so now, not after hours of scoring.
-    logger.warning(
-        f"config: reference_model {_reference!r} is not in `models`; Table 4 (Pearson r) will be skipped"
-    )
 
 def model_spec(name):
     return ALL_SPECS[name]
@@ -137,8 +84,7 @@ def model_spec_json(name):
 
 def locked_revision_flag(name):
     """`--expect-revision <commit>` for `rmeval score` when a lock pins the model, else nothing."""
-    expected = LOCKED_REVISIONS.get(name)
-    return f"--expect-revision {shlex.quote(expected)}" if expected else ""
+    return PLAN.locked_revision_flag(name)
 
 
 def rewardmath_score_data(wildcards):
@@ -157,7 +103,7 @@ def model_resource(name, key):
 
 
 def scoring_threads():
-    return int(config.get("scoring", {}).get("threads", 2))
+    return PLAN.scoring.threads
 
 
 def fairness_score_files():
@@ -237,16 +183,11 @@ def preflight_plan():
     """What the run needs from this machine, for rmeval.preflight (called from the Snakefile)."""
     from rmeval.preflight import Plan
 
-    keys = {}
-    for section, entries in (("models", config["models"]), ("rewardmath.models", REWARDMATH.get("models") or [])):
-        for index, entry in enumerate(entries):
-            name = entry if isinstance(entry, str) else entry.get("name")
-            keys.setdefault(name, f"{section}[{index}] ({name})")
     return Plan(
         arxiv=ARXIV,
-        snapshot=ARXIV_SNAPSHOT,
+        snapshot=ARXIV_PLAN.snapshot,
         models=ALL_SPECS,
-        model_keys=keys,
+        model_keys=PLAN.model_keys,
         rewardmath=REWARDMATH if REWARDMATH_ENABLED else {},
         rewardmath_files=RM_LOCAL_INPUTS if REWARDMATH_ENABLED else {},
     )
@@ -254,13 +195,4 @@ def preflight_plan():
 
 def preflight_pending(rules, model):
     """The dry run's stand-in for the DAG: would a job of `rules` (for `model`) run? Some output is missing."""
-    files = []
-    if "arxiv_fetch" in rules:
-        files += group_data_files()
-    if "rewardmath_prepare" in rules and REWARDMATH_ENABLED:
-        files.append("results/rewardmath/data/manifest.json")
-    if model in MODEL_SPECS:
-        files += expand("results/scores/{model}/{group}.parquet", model=[model], group=GROUPS)
-    if model in REWARDMATH_SPECS:
-        files += expand("results/rewardmath/scores/{model}/{t}.parquet", model=[model], t=RM_SCORED_TABLES)
-    return any(not Path(path).exists() for path in files)
+    return any(not Path(path).exists() for path in PLAN.pending_outputs(rules, model, RM_SCORED_TABLES))

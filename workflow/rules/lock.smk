@@ -36,28 +36,22 @@ rule lock:
         " --config-sha256 {params.config_sha256} --out {output.lock:q} --summary {output.summary:q} > {log:q} 2>&1"
 
 
-if ARXIV.get("source") == "lock":
+if PLAN.arxiv_from_lock:
+    ARXIV_FROM_LOCK = PLAN.arxiv_from_lock
 
     ruleorder: arxiv_from_lock > arxiv_select
 
     rule arxiv_from_lock:
         input:
-            snapshot=[config_path(ARXIV["snapshot"])] if ARXIV.get("snapshot") else [],
+            snapshot=ARXIV_FROM_LOCK.snapshot,
         output:
             data=expand("results/data/{group}.parquet", group=GROUPS),
             manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
         params:
-            lock=LOCK_PATH,
-            lock_sha256=file_sha256(LOCK_PATH),  # a different lock at the same path rebuilds the groups
-            groups=json.dumps(config["groups"]),
-            settings=json.dumps(
-                {
-                    **{k: v for k, v in ARXIV.items() if k != "allow_fewer"},
-                    **({"snapshot": config_path(ARXIV["snapshot"])} if ARXIV.get("snapshot") else {}),
-                },
-                sort_keys=True,
-                default=str,
-            ),
+            lock=ARXIV_FROM_LOCK.lock,
+            lock_sha256=ARXIV_FROM_LOCK.lock_sha256,  # a different lock at the same path rebuilds the groups
+            groups=ARXIV_FROM_LOCK.groups_json,
+            settings=ARXIV_FROM_LOCK.settings_json,
         localrule: True
         log:
             "logs/arxiv/from_lock.log",

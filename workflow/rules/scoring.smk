@@ -4,18 +4,8 @@
 # `scoring.server: false`, the job claims its GPUs itself (rmeval.devices) and loads the model.
 # Each registry entry's resources (gpu, mem_mb, runtime, ...) flow into `resources:`.
 
-SCORING = config.get("scoring", {})
-# Engine settings from the config's `scoring:` section, as `rmeval score` flags.
-SCORING_FLAGS = " ".join(
-    [
-        f"--checkpoint-every {int(SCORING.get('checkpoint_every', 500))}",
-        f"--max-batch-rows {int(SCORING.get('max_batch_rows', 64))}",
-    ]
-    + ([f"--token-budget {int(SCORING['token_budget'])}"] if SCORING.get("token_budget") else [])
-    + (["--compile"] if SCORING.get("compile") else [])
-    # Default (true) adds no flag, so existing outputs keep their params; false loads the model in every job.
-    + (["--no-server"] if SCORING.get("server") is False else [])
-)
+# The config's `scoring:` section as `rmeval score` flags (rmeval.scoring.settings), shared with rewardmath_score.
+SCORING_FLAGS = PLAN.scoring.command_flags()
 
 
 rule score_fairness:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rmeval.devices import GpuClaim
 from rmeval.registry import ModelSpec
+from rmeval.scoring.settings import SCORING_DEFAULTS
 from rmeval.scoring.spec_argument import read_spec
 from rmeval.tasks import TASKS
 
@@ -42,9 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="auto: CUDA when the model asks for GPUs and one is visible, else CPU")
     parser.add_argument("--token-budget", type=_positive,
                         help="padded tokens per batch (default 4096 on CPU, 65536 on GPU; requests per batch for API models)")
-    parser.add_argument("--max-batch-rows", type=_positive, default=64, help="cap on rows per batch (default 64)")
-    parser.add_argument("--checkpoint-every", type=int, default=500,
-                        help="rows between checkpoints in OUTPUT.partial/ (0 disables; default 500)")
+    parser.add_argument("--max-batch-rows", type=_positive, default=SCORING_DEFAULTS.max_batch_rows,
+                        help="cap on rows per batch (default %(default)s)")
+    parser.add_argument("--checkpoint-every", type=int, default=SCORING_DEFAULTS.checkpoint_every,
+                        help="rows between checkpoints in OUTPUT.partial/ (0 disables; default %(default)s)")
     parser.add_argument("--padding-side", choices=("left", "right"),
                         help="override the adapter's padding side (for checks; results must not change)")
     parser.add_argument("--compile", action="store_true",

@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class EngineSettings:
+    """The job's resolved values (rmeval.scoring.job), so no defaults here (those: rmeval.scoring.settings)."""
+
     token_budget: int  # padded tokens per batch (requests per batch for API adapters)
-    max_batch_rows: int = 64
-    checkpoint_every: int = 500  # rows between checkpoints; 0 disables them
+    max_batch_rows: int
+    checkpoint_every: int  # rows between checkpoints; 0 disables them
     progress_every_s: float | None = None
 
 

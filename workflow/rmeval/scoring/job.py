@@ -20,6 +20,7 @@ from rmeval.io.hashing import sha256_file, sha256_text
 from rmeval.lock.models import check_loaded_revision
 from rmeval.models.base import Runtime
 from rmeval.registry import ModelSpec
+from rmeval.scoring.settings import SCORING_DEFAULTS
 
 DEFAULT_TOKEN_BUDGET = {"cpu": 4096, "cuda": 65536}
 DEFAULT_API_BATCH = 64  # requests in flight per engine batch (concurrency is bounded separately)
@@ -35,8 +36,8 @@ class JobRequest:
     threads: int | None = None
     device: str = "auto"  # auto | cpu | cuda
     token_budget: int | None = None
-    max_batch_rows: int = 64
-    checkpoint_every: int = 500
+    max_batch_rows: int = SCORING_DEFAULTS.max_batch_rows
+    checkpoint_every: int = SCORING_DEFAULTS.checkpoint_every
     padding_side: str | None = None
     progress_every_s: float | None = None
     gpu_devices: tuple[str, ...] = ()

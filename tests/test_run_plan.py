@@ -1,0 +1,153 @@
+"""rmeval.run_plan: what the rule files compute from the config at parse time (model specs of both branches,
+the lock, the groups' check, the arXiv and scoring settings each command gets), on schema-filled configs."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from rmeval.config_check import check_config, load_schema
+from rmeval.errors import RmevalError
+from rmeval.lock.lockfile import Lock, ModelLock, config_sha256
+from rmeval.registry import load_registry
+from rmeval.run_plan import config_path, model_keys, plan_arxiv, plan_run
+from workflow_helpers import REPO_ROOT
+
+SCHEMA = load_schema(REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml")
+QUICKSTART = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
+SKYWORK = "Skywork-Reward-V2-Qwen3-0.6B"
+
+
+def locate(value: str) -> str:
+    return config_path(value, REPO_ROOT)
+
+
+def filled(**changes: Any) -> dict[str, Any]:
+    config = copy.deepcopy(QUICKSTART)
+    for key, value in changes.items():
+        config[key] = value if not isinstance(value, dict) else {**config.get(key, {}), **value}
+    check_config(config, SCHEMA)
+    return config
+
+
+def write_lock(path: Path, revision: str) -> Path:
+    spec = load_registry(REPO_ROOT / "config" / "models.yaml")[SKYWORK]
+    model = ModelLock(SKYWORK, spec.adapter, spec.path, revision, "bfloat16")
+    path.write_text(Lock("test", {}, "", {}, {}, {SKYWORK: model}).to_yaml())
+    return path
+
+
+def test_config_path_prefers_the_working_directory_then_the_repo(tmp_path):
+    (tmp_path / "mine.yaml").write_text("")
+    assert config_path("mine.yaml", REPO_ROOT, workdir=tmp_path) == "mine.yaml"
+    assert config_path("config/models.yaml", REPO_ROOT, workdir=tmp_path) == str(REPO_ROOT / "config/models.yaml")
+    assert config_path("/abs/file", REPO_ROOT, workdir=tmp_path) == "/abs/file"
+
+
+def test_arxiv_commands_get_the_filled_section_as_json():
+    config = filled(arxiv={"source": "snapshot", "snapshot": "inputs/snap.jsonl.gz", "allow_fewer": "keep"})
+    plan = plan_arxiv(config["arxiv"], lambda value: f"/located/{value}")
+    assert plan.snapshot == "/located/inputs/snap.jsonl.gz"
+    fetch = json.loads(plan.fetch_json)
+    assert "allow_fewer" not in fetch and fetch["snapshot"] == plan.snapshot
+    assert fetch["api"]["page_size"] == 200 and fetch["papers_per_group"] == 50
+    assert json.loads(plan.select_json) == {"papers_per_group": 50, "seed": 0, "allow_fewer": "keep",
+                                            "candidate_factor": 2.0, "categories_table": None}
+    assert plan.fetch_json == json.dumps(fetch, sort_keys=True)  # canonical: the same settings, the same param
+
+
+def test_api_source_reads_no_snapshot_even_when_one_is_named():
+    config = filled(arxiv={"source": "api", "snapshot": "inputs/snap.jsonl.gz"})
+    plan = plan_arxiv(config["arxiv"], lambda value: f"/located/{value}")
+    assert plan.snapshot is None and json.loads(plan.fetch_json)["snapshot"] == "inputs/snap.jsonl.gz"
+
+
+def test_plan_of_the_quickstart_config():
+    config = filled()
+    plan = plan_run(config, locate)
+    assert plan.groups == list(QUICKSTART["groups"])
+    assert list(plan.model_specs) == [SKYWORK] and plan.all_specs == plan.model_specs
+    assert not plan.rewardmath_enabled and plan.rewardmath_specs == {}
+    assert plan.lock_path is None and plan.locked_revisions == {} and plan.arxiv_from_lock is None
+    assert plan.locked_revision_flag(SKYWORK) == ""
+    assert plan.scoring.threads == 4 and plan.scoring.command_flags() == "--checkpoint-every 500 --max-batch-rows 64"
+    assert plan.config_sha256 == config_sha256(config)
+    assert plan.model_keys == {SKYWORK: f"models[0] ({SKYWORK})"}
+    assert plan.warnings == ()
+
+
+def test_reference_model_outside_models_is_a_warning():
+    plan = plan_run(filled(reference_model="Nemotron-4-340B-Reward"), locate)
+    assert plan.warnings == ("config: reference_model 'Nemotron-4-340B-Reward' is not in `models`; "
+                             "Table 4 (Pearson r) will be skipped",)
+
+
+def test_rewardmath_models_may_name_inline_fairness_models():
+    inline = {"name": "my-rm", "path": "/models/my-rm", "resources": {"gpu": 0}}
+    config = filled(models=[SKYWORK, inline], rewardmath={"enabled": True, "models": ["my-rm", "math-shepherd-mistral-7b-prm"]})
+    plan = plan_run(config, locate)
+    assert list(plan.rewardmath_specs) == ["my-rm", "math-shepherd-mistral-7b-prm"]
+    assert list(plan.all_specs) == [SKYWORK, "my-rm", "math-shepherd-mistral-7b-prm"]
+    assert plan.model_keys["math-shepherd-mistral-7b-prm"] == "rewardmath.models[1] (math-shepherd-mistral-7b-prm)"
+    assert plan.model_keys["my-rm"] == "models[1] (my-rm)"  # the first key naming it
+
+
+def test_a_lock_pins_revisions_and_rebuilds_the_groups(tmp_path):
+    lock = write_lock(tmp_path / "published.lock.yaml", "0123abc")
+    config = filled(lock=str(lock), arxiv={"source": "lock", "snapshot": "inputs/snap.jsonl.gz"})
+    plan = plan_run(config, locate, workdir=tmp_path)
+    assert plan.lock_path == str(lock) and plan.all_specs[SKYWORK].revision == "0123abc"
+    assert plan.locked_revision_flag(SKYWORK) == "--expect-revision 0123abc"
+    rebuild = plan.arxiv_from_lock
+    assert rebuild is not None and rebuild.lock == str(lock) and len(rebuild.lock_sha256) == 64
+    assert rebuild.snapshot == [str(REPO_ROOT / "inputs/snap.jsonl.gz")]
+    assert json.loads(rebuild.groups_json) == config["groups"]
+    assert json.loads(rebuild.settings_json)["snapshot"] == rebuild.snapshot[0]
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"registry": "missing/models.yaml"}, f"model registry not found: {REPO_ROOT / 'missing/models.yaml'}"),
+    ({"groups": {"physics": ["physics"], "more_physics": ["physics.optics"]}},
+     "config: groups: a category may belong to one group only (physics.optics in physics and more_physics)"),
+    ({"groups": {"physics": ["physics"], "nonsense": ["nonsense"]}},
+     "config: groups.nonsense[0]: unknown arXiv category or archive 'nonsense'"),
+    ({"models": ["Skywork-Reward-V2-Qwen3-0.6"]}, "config: models[0]: unknown model 'Skywork-Reward-V2-Qwen3-0.6'"),
+    ({"models": [{"name": "m", "path": "/a"}], "rewardmath": {"enabled": True, "models": [{"name": "m", "path": "/b"}]}},
+     "config: model 'm' is defined differently in `models` and `rewardmath.models`"),
+    ({"lock": "results/lock.yaml"},
+     "config: lock: results/lock.yaml is this run's own output; copy the lock elsewhere first"),
+    ({"arxiv": {"source": "lock"}}, "config: arxiv.source is 'lock' but no top-level `lock:` file is given"),
+    ({"lock": "nowhere.lock.yaml"}, "config: lock: lock file not found: "),
+], ids=["registry", "overlapping-groups", "unknown-category", "unknown-model", "two-definitions", "own-lock",
+        "lock-source-without-lock", "missing-lock"])
+def test_problems_name_the_key(tmp_path, changes, message):
+    config = copy.deepcopy(QUICKSTART)
+    config.update(changes)
+    check_config(config, SCHEMA)
+    (tmp_path / "results").mkdir()
+    write_lock(tmp_path / "results" / "lock.yaml", "0123abc")  # this run's own lock, from an earlier run
+    with pytest.raises(RmevalError) as error:
+        plan_run(config, lambda value: config_path(value, REPO_ROOT, workdir=tmp_path), workdir=tmp_path)
+    assert str(error.value).startswith(message)
+
+
+def test_model_keys_keep_the_first_section_naming_a_model():
+    keys = model_keys([("models", ["a", {"name": "b", "path": "/b"}]), ("rewardmath.models", ["b", "c"])])
+    assert keys == {"a": "models[0] (a)", "b": "models[1] (b)", "c": "rewardmath.models[1] (c)"}
+
+
+def test_pending_outputs_are_the_files_whose_absence_runs_a_job():
+    config = filled(rewardmath={"enabled": True, "models": ["math-shepherd-mistral-7b-prm"]})
+    plan = plan_run(config, locate)
+    groups = list(QUICKSTART["groups"])
+    assert plan.pending_outputs({"arxiv_fetch"}, None, []) == [f"results/data/{g}.parquet" for g in groups]
+    assert plan.pending_outputs({"score_fairness"}, SKYWORK, ["algebra"]) == [
+        f"results/scores/{SKYWORK}/{g}.parquet" for g in groups]
+    assert plan.pending_outputs({"rewardmath_prepare", "rewardmath_score"}, "math-shepherd-mistral-7b-prm",
+                                ["algebra"]) == ["results/rewardmath/data/manifest.json",
+                                                 "results/rewardmath/scores/math-shepherd-mistral-7b-prm/algebra.parquet"]
+    assert plan.pending_outputs({"download_model"}, "not-a-model", ["algebra"]) == []

@@ -1,0 +1,45 @@
+"""The config's `scoring:` section as one typed object, and the `rmeval score` flags it stands for.
+
+The schema (workflow/schemas/config.schema.yaml) fills the workflow's defaults; the field defaults here are the
+same values for `rmeval score` run by hand (tests/test_settings_defaults.py keeps the two equal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from rmeval.errors import RmevalError
+
+
+@dataclass(frozen=True)
+class ScoringSettings:
+    compile: bool = False  # torch.compile(dynamic=True) each model
+    threads: int = 2  # CPU threads per job: the rule's `threads:`, not a flag
+    token_budget: int | None = None  # padded tokens per batch; None = the device's default (rmeval.scoring.job)
+    max_batch_rows: int = 64
+    checkpoint_every: int = 500  # rows between checkpoints; 0 disables them
+    server: bool = True  # locally, score through the run's model server
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any]) -> ScoringSettings:
+        known = [field.name for field in fields(cls)]
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            raise RmevalError(f"scoring: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        return cls(**raw)
+
+    def command_flags(self) -> str:
+        """The `rmeval score` flags for these settings (a rule param: the same settings give the same string)."""
+        flags = [f"--checkpoint-every {int(self.checkpoint_every)}", f"--max-batch-rows {int(self.max_batch_rows)}"]
+        if self.token_budget:
+            flags.append(f"--token-budget {int(self.token_budget)}")
+        if self.compile:
+            flags.append("--compile")
+        # The server is the default inside a local run, so `true` adds no flag; false loads the model in every job.
+        if self.server is False:
+            flags.append("--no-server")
+        return " ".join(flags)
+
+
+SCORING_DEFAULTS = ScoringSettings()
