@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rmeval.benchmarks.rewardmath.plan import ALL_TABLES, RewardMathPlan, cli_flags
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
+from rmeval.config_check import fill_defaults, load_schema
 from rmeval.errors import RmevalError
 from rmeval.registry import ModelSpec
 
@@ -17,9 +20,16 @@ def _judge(name: str, mode: str, **options) -> ModelSpec:
     return ModelSpec(name=name, path="judge-model", adapter="judge", options={"mode": mode, **options})
 
 
+SCHEMA = load_schema(Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml")
+
+
 def _plan(section: dict, *specs: ModelSpec) -> RewardMathPlan:
-    # The resolver marks every path it was asked to resolve, as common.smk's config_path would make it usable.
-    return RewardMathPlan.from_config(section, {spec.name: spec for spec in specs}, lambda path: f"/abs/{path}")
+    # The section as the Snakefile hands it over, the schema's defaults filled in; the resolver marks every path
+    # it was asked to resolve, as common.smk's config_path would make it usable.
+    config = {"rewardmath": dict(section)}
+    fill_defaults(config, SCHEMA)
+    return RewardMathPlan.from_config(config["rewardmath"], {spec.name: spec for spec in specs},
+                                      lambda path: f"/abs/{path}")
 
 
 def test_enabled_without_models_or_official_dir_names_both_keys():

@@ -140,9 +140,8 @@ def published_values():
 
 
 def rewardmath_table(key):
-    """An input function giving the RewardMATH table `key` when that branch runs, else nothing. Deferred, as
-    RM_TABLE_FILES is declared by rewardmath.smk, included after the fairness rules (or not at all)."""
-    return lambda wildcards: [RM_TABLE_FILES[key]] if REWARDMATH_ENABLED else []
+    """An input function giving the RewardMATH table `key` (its catalogue) when that branch runs, else nothing."""
+    return lambda wildcards: [benchmark("rewardmath").get(key).path] if REWARDMATH_ENABLED else []
 
 
 def rewardmath_summary_step(tables, summary):
@@ -162,21 +161,20 @@ def benchmark_targets(benchmark_name):
     return targets
 
 
+# The targets a benchmark's rule file adds to `rule all` beyond its catalogue (its score files, one file per
+# model): benchmark name -> function returning paths, registered by the rule file itself.
+BENCHMARK_EXTRA_TARGETS = {}
+
+
 def all_outputs():
-    # Every catalogued file of the fairness benchmark (always on); RewardMATH's below until its catalogue lands.
-    targets = [*benchmark_targets("fairness"), "results/lock.yaml"]
-    # Every score file is a target: a deleted one is rebuilt by a plain rerun, not left "missing, no update"
-    # because the tables built from it are newer than the files left.
-    targets += fairness_score_files()
-    if REWARDMATH_ENABLED:
-        targets += rewardmath_outputs()
-        targets += expand("results/rewardmath/scores/{model}/{rm_table}.parquet", model=RM_MODELS, rm_table=RM_SCORED_TABLES)
-    return targets
-
-
-def rewardmath_outputs():
-    """The RewardMATH branch's tables and figures (RM_OUTPUTS is declared in rewardmath.smk)."""
-    return list(RM_OUTPUTS)
+    """The default target's inputs. For every enabled benchmark, its catalogued files and the extra targets its
+    rule file registered; then the lock, which records them all."""
+    targets = []
+    for name in BENCHMARK_MODULES:
+        if benchmark(name).enabled(config):
+            targets += benchmark_targets(name)
+            targets += BENCHMARK_EXTRA_TARGETS.get(name, list)()
+    return targets + ["results/lock.yaml"]
 
 
 def preflight_plan():

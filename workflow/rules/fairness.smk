@@ -2,6 +2,10 @@
 # plain-words summary. Pure numpy/scipy/statsmodels: no torch, no GPU. The files these rules write, and the tables
 # each of them reads, are declared once in rmeval.benchmarks.fairness.catalogue.
 
+# Every score file is a target: a deleted one is rebuilt by a plain rerun, not left "missing, no update"
+# because the tables built from it are newer than the files left.
+BENCHMARK_EXTRA_TARGETS["fairness"] = fairness_score_files
+
 
 rule fairness_stats:
     input:
@@ -14,14 +18,14 @@ rule fairness_stats:
         models=MODEL_NAMES,
         groups=GROUPS,
         # null reference_model -> "" -> Table 4 skipped with a note
-        reference=config.get("reference_model", "Nemotron-4-340B-Reward") or "",
-        registry=config_path(config.get("registry", "config/models.yaml")),
+        reference=config["reference_model"] or "",
+        registry=config_path(config["registry"]),
         # ranks of inline config models too, not only registry entries
         ranks=json.dumps({name: spec.rewardbench_rank for name, spec in MODEL_SPECS.items()}),
-        alpha=config.get("stats", {}).get("alpha", 0.05),
-        bootstrap=config.get("stats", {}).get("bootstrap", 2000),
-        permutations=config.get("stats", {}).get("permutations", 2000),
-        seed=config.get("stats", {}).get("seed", 0),
+        alpha=config["stats"]["alpha"],
+        bootstrap=config["stats"]["bootstrap"],
+        permutations=config["stats"]["permutations"],
+        seed=config["stats"]["seed"],
         # the manifests arxiv_select wrote beside the data the scores were computed on
         manifests="results/data",
     localrule: True
@@ -53,7 +57,7 @@ rule fairness_reproduction:
     params:
         tables_dir=subpath(input.table1, parent=True),
         rewardmath=lambda wildcards, input: fairness_plan.optional_flag("--rewardmath", input.rewardmath),
-        alpha=config.get("stats", {}).get("alpha", 0.05),
+        alpha=config["stats"]["alpha"],
     localrule: True
     log:
         "logs/fairness_reproduction.log",

@@ -11,7 +11,7 @@ rule fairness_figures:
     params:
         tables_dir=subpath(input.group_means, parent=True),
         out_dir=subpath(output.fig2, parent=True),
-        dpi=config.get("figures", {}).get("dpi", 200),
+        dpi=config["figures"]["dpi"],
     localrule: True
     log:
         "logs/fairness_figures.log",

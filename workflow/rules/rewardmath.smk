@@ -15,7 +15,12 @@ RM_SCORED_TABLES = list(RM_PLAN.scored_tables)
 RM_LOCAL_INPUTS = dict(RM_PLAN.local_inputs)
 RM_TABLE_FILES = RM_PLAN.table_files
 RM_PRM_AGGREGATION = RM_PLAN.prm_aggregation
-RM_OUTPUTS = [*benchmark_targets("rewardmath"), *RM_PLAN.exports]
+# Beyond the catalogue, `rule all` asks for every judge's official export and every score file (a deleted one is
+# rebuilt by a plain rerun).
+BENCHMARK_EXTRA_TARGETS["rewardmath"] = lambda: [
+    *RM_PLAN.exports,
+    *expand("results/rewardmath/scores/{model}/{rm_table}.parquet", model=RM_MODELS, rm_table=RM_SCORED_TABLES),
+]
 
 
 wildcard_constraints:
@@ -105,7 +110,7 @@ rule rewardmath_metrics:
         data=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_ALL_TABLES),
         scores=expand("results/rewardmath/scores/{model}/{rm_table}.parquet", model=RM_MODELS, rm_table=RM_SCORED_TABLES),
         official=list(RM_PLAN.official.values()),
-        registry=config_path(config.get("registry", "config/models.yaml")),
+        registry=config_path(config["registry"]),
     output:
         **rule_outputs("rewardmath", "rewardmath_metrics"),
     params:

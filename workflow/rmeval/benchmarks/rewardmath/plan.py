@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,28 +54,29 @@ class RewardMathPlan:
     with_rewardbench: bool
     source: str
     rewardbench_source: str
-    official: Mapping[str, str] = field(default_factory=dict)
-    local_inputs: Mapping[str, str] = field(default_factory=dict)
-    hub: Mapping[str, str] = field(default_factory=dict)
-    positions: str | None = None
-    prm_aggregation: str = "prod"
-    bootstrap: int = 1000
-    seed: int = 0
+    official: Mapping[str, str]
+    local_inputs: Mapping[str, str]
+    hub: Mapping[str, str]
+    positions: str | None
+    prm_aggregation: str
+    bootstrap: int
+    seed: int
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any], specs: Mapping[str, ModelSpec],
                     resolve_path: Callable[[str], str] = str) -> RewardMathPlan:
-        """`section`: the config's `rewardmath:`; `specs`: its resolved models (name -> spec); `resolve_path`:
-        makes a user path usable (common.smk's config_path: the working directory, else the repository)."""
-        enabled = bool(section.get("enabled", False))
-        source = section.get("source", "hf")
-        rewardbench_source = section.get("rewardbench_source", "hf")
+        """`section`: the config's `rewardmath:` with the schema's defaults filled in (the Snakefile fills them:
+        no default is repeated here); `specs`: its resolved models (name -> spec); `resolve_path`: makes a user
+        path usable (common.smk's config_path: the working directory, else the repository)."""
+        enabled = bool(section["enabled"])
+        source = section["source"]
+        rewardbench_source = section["rewardbench_source"]
         official = {flag: resolve_path(section[key]) for flag, key in OFFICIAL_FLAGS.items() if section.get(key)}
         if enabled and not specs and "--official" not in official:
             raise RmevalError("rewardmath.enabled is true but neither rewardmath.models nor rewardmath.official_dir "
                               "is set: nothing to evaluate")
         local_inputs = {key: resolve_path(section[key]) for key, source_key in LOCAL_FILES.items()
-                        if section.get(source_key, "hf") == "local" and section.get(key)}
+                        if section[source_key] == "local" and section.get(key)}
         pairwise = tuple(name for name, spec in specs.items() if spec.judge_mode == "pairwise")
         return cls(
             enabled=enabled,
@@ -90,9 +91,9 @@ class RewardMathPlan:
             local_inputs=local_inputs,
             hub={key: str(section[key]) for key in HUB_KEYS if section.get(key)},
             positions=_positions(section, source, {name: specs[name] for name in pairwise}, resolve_path),
-            prm_aggregation=section.get("prm_aggregation", "prod"),
-            bootstrap=section.get("bootstrap", 1000),
-            seed=section.get("seed", 0),
+            prm_aggregation=section["prm_aggregation"],
+            bootstrap=section["bootstrap"],
+            seed=section["seed"],
         )
 
     @property
@@ -143,9 +144,10 @@ def _positions(section: Mapping[str, Any], source: str, pairwise: Mapping[str, M
     With no `pairwise_positions` and a local source there are no recorded positions: seeded ones do, unless a
     judge asks for recorded ones (its `options.positions`, default recorded).
     """
-    positions = section.get("pairwise_positions") or ("hf" if source == "hf" else None)
+    positions = section["pairwise_positions"] or ("hf" if source == "hf" else None)
     if positions is None and pairwise:
-        recorded = [name for name, spec in pairwise.items() if spec.options.get("positions", "recorded") == "recorded"]
+        recorded = [name for name, spec in pairwise.items()
+                    if spec.adapter_entry.settings(spec.options)["positions"] == "recorded"]
         if recorded:
             raise RmevalError(
                 f"pairwise judge(s) {recorded} show the chosen solution at its recorded position, but "
