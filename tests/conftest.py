@@ -1,27 +1,19 @@
-"""Shared fixtures: the read-only shared data folder and a locally built tiny reward model."""
+"""Shared fixtures: the read-only shared data folder, tiny models built once per worker, and one Snakemake run
+per .test/ scenario shared by every test that reads it (one xdist group each, so one worker owns it)."""
 
 from __future__ import annotations
 
-import os
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-# tests/ holds shared helper modules (workflow_helpers.py) imported by several test files.
+# tests/ holds shared helper modules (workflow_helpers.py, scenarios.py) imported by several test files.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def shared_data_dir() -> Path | None:
-    """`$RMEVAL_SHARED_DATA`, else `../shared/data` beside the repository; None when absent."""
-    candidates = [os.environ.get("RMEVAL_SHARED_DATA"), REPO_ROOT.parent / "shared" / "data"]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_dir():
-            return Path(candidate)
-    return None
+from scenarios import NO_NETWORK_PROXY, ScenarioRun, TinyModels, run_scenario  # noqa: E402
+from workflow_helpers import shared_data_dir  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -33,75 +25,63 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:
+    return TinyModels(tmp_path_factory.mktemp("tiny-models"))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tiny_models: TinyModels) -> Path:
     """A tiny Llama-style reward model saved with save_pretrained (seed 0)."""
-    from rmeval.testing.tiny_model import build_tiny_model
-
-    out = tmp_path_factory.mktemp("tiny-model-seed0")
-    build_tiny_model(out, seed=0)
-    return out
+    return tiny_models.get(0)
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dir_seed1(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from rmeval.testing.tiny_model import build_tiny_model
-
-    out = tmp_path_factory.mktemp("tiny-model-seed1")
-    build_tiny_model(out, seed=1)
-    return out
-
-
-@dataclass(frozen=True)
-class WorkflowRun:
-    """A completed end-to-end `snakemake --cores 2` run on shared papers with two tiny models."""
-
-    workdir: Path
-    configfile: Path
-    wall_seconds: float
-    models: tuple[str, ...]
-    groups: tuple[str, ...]
-
-    @property
-    def results(self) -> Path:
-        return self.workdir / "results"
+def tiny_model_dir_seed1(tiny_models: TinyModels) -> Path:
+    return tiny_models.get(1)
 
 
 @pytest.fixture(scope="session")
-def e2e_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, tiny_model_dir: Path,
-            tiny_model_dir_seed1: Path) -> WorkflowRun:
-    from workflow_helpers import (
-        PAPER_GROUPS,
-        run_snakemake,
-        tiny_model_entry,
-        write_config,
-        write_kaggle_snapshot,
-    )
+def tiny_prm_dir(tiny_models: TinyModels) -> Path:
+    """A tiny LlamaForCausalLM process reward model (Math-Shepherd's step tag), seed 0."""
+    return tiny_models.get(0, "prm")
 
-    workdir = tmp_path_factory.mktemp("e2e")
-    snapshot = workdir / "inputs" / "arxiv-metadata-oai-snapshot.json.gz"
-    write_kaggle_snapshot(shared_data, snapshot, per_group=40)
-    models = [tiny_model_entry("tiny-a", tiny_model_dir), tiny_model_entry("tiny-b", tiny_model_dir_seed1)]
-    configfile = workdir / "config.yaml"
-    write_config(configfile, snapshot, models, papers_per_group=30, reference_model="tiny-b")
-    started = time.perf_counter()
-    run_snakemake(workdir, configfile, "--cores", "2")
-    wall = time.perf_counter() - started
-    return WorkflowRun(workdir, configfile, wall, ("tiny-a", "tiny-b"), tuple(PAPER_GROUPS))
+
+@pytest.fixture(scope="session")
+def e2e_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, tiny_models: TinyModels) -> ScenarioRun:
+    """The `fairness` scenario, run with no network (so it is also the offline run of test_offline_config.py)."""
+    workdir = tmp_path_factory.mktemp("fairness")
+    no_network = {**NO_NETWORK_PROXY, "HF_HOME": str(workdir / "empty-hf-home")}
+    return run_scenario("fairness", workdir, shared_data, tiny_models, env=no_network)
+
+
+# The session-wide scenario runs and the xdist group of the tests that read them.
+SCENARIO_RUN_GROUPS = {"e2e_run": "fairness"}
+# Groups that take longest, first: `--dist loadgroup --no-loadscope-reorder` hands groups to the two workers in
+# collection order, so the long ones start at once and the short files fill in around them.
+LONGEST_GROUPS_FIRST = ("fairness", "drills", "tests/test_lock.py", "tests/test_judge_e2e.py",
+                        "tests/test_rewardmath_e2e.py", "tests/test_slurm.py", "tests/test_offline_config.py")
 
 
 def xdist_group_of(item: pytest.Item) -> str:
     """Which tests share a pytest-xdist worker (`--dist loadgroup`): those of one file (their module-scoped
-    fixtures build once), the users of the session-wide `e2e_run` (one end-to-end run, not one per worker), and
+    fixtures build once), the users of one session-wide scenario run (one run, not one per worker), and
     all drills (one record of faults and inputs, tests/drills/conftest.py)."""
     path = item.nodeid.split("::")[0]
-    if "e2e_run" in getattr(item, "fixturenames", ()):
-        return "e2e_run"
+    for fixture, group in SCENARIO_RUN_GROUPS.items():
+        if fixture in getattr(item, "fixturenames", ()):
+            return group
     if path.startswith("tests/drills/"):
         return "drills"
     return path
 
 
+def _start_rank(group: str) -> int:
+    return LONGEST_GROUPS_FIRST.index(group) if group in LONGEST_GROUPS_FIRST else len(LONGEST_GROUPS_FIRST)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups = {item.nodeid: xdist_group_of(item) for item in items}
+    items.sort(key=lambda item: _start_rank(groups[item.nodeid]))  # stable: file order within a group
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))

@@ -59,8 +59,8 @@ def judge_reply(user: str, sample: int = 0) -> tuple[str, object]:
 class JudgeServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, model: str = JUDGE_MODEL) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, model: str = JUDGE_MODEL, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.model = model
         self.lock = threading.Lock()
         self.requests = 0
@@ -140,3 +140,21 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with state.lock:
                 state.in_flight -= 1
+
+
+def main() -> None:
+    """`python tests/judge_server.py [--port 8400]`: serve until Ctrl-C (the `judges` scenario of .test/ by hand)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8400)
+    server = JudgeServer(port=parser.parse_args().port)
+    print(f"loopback judge {JUDGE_MODEL} at {server.base_url} (Ctrl-C stops it)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,7 +1,8 @@
 """LLM judges end to end: a real `snakemake` run of both branches with one direct and one pairwise judge against
-the loopback judge server (tests/judge_server.py), then a rerun from scratch that must send no request; and one
-run of `rmeval score` against a real OpenAI-compatible server process (`transformers serve` on a tiny local causal
-LM built offline), where whatever the model says, the run completes, nulls are counted and no row is lost."""
+the loopback judge server (tests/judge_server.py; the `judges` scenario of .test/), then a rerun from scratch that
+must send no request; and one run of `rmeval score` against a real OpenAI-compatible server process (`transformers
+serve` on a tiny local causal LM built offline), where whatever the model says, the run completes, nulls are counted
+and no row is lost."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from judge_server import JUDGE_MODEL, JudgeServer
-from workflow_helpers import run_snakemake, tiny_model_entry, write_config, write_kaggle_snapshot
+from scenarios import run_scenario
+from workflow_helpers import run_snakemake
 
 SECRET = "sk-judge-E2E-91b7d0c4a2-DO-NOT-LEAK"
 KEY_ENV = "RMEVAL_E2E_JUDGE_KEY"
@@ -30,44 +32,30 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def _judge(name: str, server: JudgeServer, cache: Path, mode: str, **options) -> dict:
-    return {"name": name, "path": JUDGE_MODEL, "adapter": "judge", "max_length": 8192,
-            "resources": {"gpu": 0, "mem_mb": 1000, "runtime": 30},
-            "options": {"mode": mode, "base_url": server.base_url, "api_key_env": KEY_ENV, "max_concurrency": 2,
-                        "timeout_s": 2, "backoff_s": 0.05, "cache_dir": str(cache), **options}}
+def _judges(config: dict) -> list[dict]:
+    return [entry for entry in [*config["models"], *config["rewardmath"]["models"]] if entry["adapter"] == "judge"]
 
 
 @pytest.mark.e2e
-def test_snakemake_with_a_direct_and_a_pairwise_judge(shared_data, tiny_model_dir, tmp_path, monkeypatch):
-    sample = shared_data / "rewardmath" / "benchmark_samples"
-    snapshot = tmp_path / "snapshot.jsonl.gz"
-    write_kaggle_snapshot(shared_data, snapshot, per_group=4)
-    rb = tmp_path / "rb.jsonl"
-    rb.write_text("\n".join((shared_data / "rewardmath" / "rewardbench_math_prm_pairs.jsonl").read_text()
-                            .splitlines()[:4]) + "\n")
+def test_snakemake_with_a_direct_and_a_pairwise_judge(shared_data, tiny_models, tmp_path, monkeypatch):
+    """The `judges` scenario of .test/, its judges pointed at this test's loopback server."""
     monkeypatch.setenv(KEY_ENV, SECRET)
     with JudgeServer() as server:
         server.fault_plan = ["429", "500"]
-        cache = tmp_path / "api-cache"
-        direct = _judge("judge-direct", server, cache, "direct")
-        pairwise = _judge("judge-pairwise", server, cache, "pairwise")
-        rewardmath = {
-            "enabled": True, "source": "local", "path": str(sample / "RewardMATH_direct.json"),
-            "rewardbench_source": "local", "rewardbench_path": str(rb), "subjects": ["algebra"],
-            "pairwise_positions": str(sample / "RewardMATH_pairwise.json"),
-            "models": [direct, pairwise], "official_dir": str(shared_data / "rewardmath" / "results_rewardmath"),
-            "bootstrap": 50, "seed": 0,
-        }
-        configfile = tmp_path / "config.yaml"
-        # The fairness branch scores the same direct judge beside a tiny classifier (not Song et al.'s protocol).
-        write_config(configfile, snapshot, [tiny_model_entry("tiny-cls", tiny_model_dir), direct], papers_per_group=4,
-                     extra={"rewardmath": rewardmath})
+
+        def to_this_server(config: dict) -> None:
+            for judge in _judges(config):
+                judge["options"]["base_url"] = server.base_url
+
         workdir = tmp_path / "run"
-        workdir.mkdir()
-        first = run_snakemake(workdir, configfile, "--cores", "2")
+        run = run_scenario("judges", workdir, shared_data, tiny_models, edit=to_this_server)
+        config, configfile = run.config, run.configfile
+        assert {(judge["path"], judge["options"]["api_key_env"]) for judge in _judges(config)} == {(JUDGE_MODEL, KEY_ENV)}
         sent = server.requests
-        # RewardMATH: 20 direct + 18 pairwise; RewardBench: 8 direct + 4 pairwise; fairness: 8 groups x 4 papers.
-        assert sent == 20 + 18 + 8 + 4 + 8 * 4 + 2, sent
+        # RewardMATH: 20 direct + 18 pairwise; RewardBench (4 pairs): 8 direct + 4 pairwise; fairness: one per
+        # paper; 2 retries (the 429 and the 500).
+        papers = len(config["groups"]) * config["arxiv"]["papers_per_group"]
+        assert sent == 20 + 18 + 8 + 4 + papers + 2, sent
         assert dict(server.faults_served) == {"429": 1, "500": 1}
 
         results = workdir / "results"
@@ -111,17 +99,20 @@ def test_snakemake_with_a_direct_and_a_pairwise_judge(shared_data, tiny_model_di
         assert "HTTP 429" in logs and "HTTP 500" in logs, "the rule logs show the retried errors"
         print("\n" + (results / "tables" / "rewardmath_metrics.md").read_text())
 
-        # A rerun from scratch (every score and table deleted): all replies come from the cache.
+        # A rerun from scratch (every score and table deleted) of every judge's outputs: all replies come from the
+        # cache (the tiny classifier's fairness outputs are the fairness scenarios' business).
         shutil.rmtree(results)
-        run_snakemake(workdir, configfile, "--cores", "2")
+        judge_scores = [f"results/scores/judge-direct/{group}.parquet" for group in config["groups"]]
+        run_snakemake(workdir, configfile, "--cores", "2", "results/tables/rewardmath_metrics_ci.csv", *judge_scores)
         rerun_sent = server.requests - sent
         print(f"\nloopback judge server: first run {sent} requests, rerun from scratch {rerun_sent} requests")
         assert rerun_sent == 0
         assert _csv(results / "tables" / "rewardmath_metrics_ci.csv") == list(metrics.values())
 
-    searched = [p for p in workdir.rglob("*") if p.is_file()] + [p for p in cache.rglob("*") if p.is_file()]
+    searched = [p for p in workdir.rglob("*") if p.is_file()]  # the API cache (options.cache_dir) included
+    assert any(p.is_relative_to(workdir / "api-cache") for p in searched)
     assert not [p for p in searched if SECRET.encode() in p.read_bytes()]
-    assert SECRET not in first.stdout + first.stderr
+    assert SECRET not in run.output
 
 
 # ------------------------------------------------------------------------------- a real server process
@@ -132,14 +123,13 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def transformers_server(tmp_path_factory):
+def transformers_server(tmp_path_factory, tiny_models):
     """`transformers serve` (FastAPI + Uvicorn) on 127.0.0.1 with a tiny random-weight causal LM."""
     missing = [name for name in ("fastapi", "uvicorn", "openai") if importlib.util.find_spec(name) is None]
     if missing or shutil.which("transformers") is None:
         pytest.skip(f"`transformers serve` needs {missing or ['the transformers CLI']} (pip install -e '.[test]')")
-    from rmeval.testing.tiny_model import build_tiny_model
-
-    model_dir = build_tiny_model(tmp_path_factory.mktemp("tiny-lm"), seed=0, kind="prm")  # a LlamaForCausalLM
+    model_dir = tmp_path_factory.mktemp("tiny-lm") / "model"
+    tiny_models.copy_to(model_dir, 0, "prm")  # a LlamaForCausalLM; a copy, as the server may write beside it
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}

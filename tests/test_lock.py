@@ -1,4 +1,4 @@
-"""results/lock.yaml: written by a real Snakemake run and byte-identical on a rerun; the locked groups rebuilt
+"""results/lock.yaml: written by a real Snakemake run (the `lock` scenario of .test/) and byte-identical on a rerun; the locked groups rebuilt
 from a snapshot (through the workflow) and through the arXiv API's `id_list` (a loopback server replaying recorded
 2026 Atom entries); changed papers and a changed model folder reported by id / by both fingerprints."""
 
@@ -27,29 +27,12 @@ from rmeval.lock.lockfile import LockedPaper, load_lock, parse_lock
 from rmeval.lock.models import check_loaded_revision, follow_lock
 from rmeval.lock.rebuild import rebuild
 from rmeval.registry import ModelSpec
-from workflow_helpers import (
-    PAPER_GROUPS,
-    run_snakemake,
-    tiny_model_entry,
-    write_config,
-    write_kaggle_snapshot,
-)
+from scenarios import Scenario, run_scenario
+from workflow_helpers import PAPER_GROUPS, run_snakemake
 
-GROUPS = {name: PAPER_GROUPS[name] for name in ("physics", "mathematics", "computer_science")}
+GROUPS = Scenario("lock").config()["groups"]
 ATOM = "{http://www.w3.org/2005/Atom}"
 RECORDED = ("arxiv", "raw_formats", "api_atom_2026_arxivpy_json")
-
-
-def _with_second_versions(snapshot: Path) -> int:
-    """Give every third record a v2 (a real Kaggle record lists all its versions, the latest last)."""
-    lines = gzip.open(snapshot, "rt", encoding="utf-8").read().splitlines()
-    records = [json.loads(line) for line in lines]
-    for index, record in enumerate(records):
-        if index % 3 == 0:
-            record["versions"].append({"version": "v2", "created": "Tue, 3 Apr 2007 10:00:00 GMT"})
-    with gzip.open(snapshot, "wt", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(record) + "\n" for record in records)
-    return sum(1 for index in range(len(records)) if index % 3 == 0)
 
 
 @dataclass(frozen=True)
@@ -65,18 +48,21 @@ class LockedRun:
 
 
 @pytest.fixture(scope="module")
-def locked_run(tmp_path_factory, shared_data, tiny_model_dir) -> LockedRun:
-    workdir = tmp_path_factory.mktemp("locked")
-    snapshot = workdir / "inputs" / "arxiv-metadata-oai-snapshot.json.gz"
-    write_kaggle_snapshot(shared_data, snapshot, per_group=14)
-    _with_second_versions(snapshot)
-    model_dir = workdir / "models" / "tiny"
-    shutil.copytree(tiny_model_dir, model_dir)
+def locked_run(tmp_path_factory, shared_data, tiny_models) -> LockedRun:
+    """The `lock` scenario of .test/, run once for this file."""
+    run = run_scenario("lock", tmp_path_factory.mktemp("locked"), shared_data, tiny_models)
+    config = run.config
+    return LockedRun(run.workdir, run.configfile, run.workdir / config["arxiv"]["snapshot"],
+                     run.workdir / config["models"][0]["path"])
+
+
+def _config_beside(locked_run: LockedRun, workdir: Path, **changes) -> Path:
+    """The lock scenario's config with `changes`, for a run in `workdir`, which sees the locked run's inputs/."""
+    (workdir / "inputs").symlink_to(locked_run.workdir / "inputs")
+    config = {**yaml.safe_load(locked_run.configfile.read_text()), **changes}
     configfile = workdir / "config.yaml"
-    write_config(configfile, snapshot, [tiny_model_entry("tiny", model_dir)], papers_per_group=8,
-                 extra={"groups": GROUPS})
-    run_snakemake(workdir, configfile, "--cores", "2")
-    return LockedRun(workdir, configfile, snapshot, model_dir)
+    configfile.write_text(yaml.safe_dump(config, sort_keys=False))
+    return configfile
 
 
 def test_lock_records_papers_with_versions_models_and_software(locked_run):
@@ -110,8 +96,13 @@ def test_lock_records_papers_with_versions_models_and_software(locked_run):
 
 
 def test_lock_is_byte_identical_on_a_rerun(locked_run):
+    """The lock rule run again on the same run's outputs writes the same bytes. (That a whole second run, papers
+    sampled and scored again, locks the same papers, tables, model and software is
+    test_rebuild_from_the_lock_and_a_snapshot_through_the_workflow's diff.)"""
     first = locked_run.lock.read_bytes()
-    run_snakemake(locked_run.workdir, locked_run.configfile, "--cores", "2", "--forceall")
+    rerun = run_snakemake(locked_run.workdir, locked_run.configfile, "--cores", "2", "--forcerun", "lock",
+                          "results/lock.yaml")
+    assert "rule lock:" in rerun.stdout + rerun.stderr
     assert locked_run.lock.read_bytes() == first
 
 
@@ -120,11 +111,8 @@ def test_rebuild_from_the_lock_and_a_snapshot_through_the_workflow(locked_run, t
     where the papers came from and the config."""
     published = tmp_path / "published.lock.yaml"
     shutil.copy(locked_run.lock, published)
-    config = yaml.safe_load(locked_run.configfile.read_text())
-    config["lock"] = str(published)
-    config["arxiv"]["source"] = "lock"
-    configfile = tmp_path / "config.yaml"
-    configfile.write_text(yaml.safe_dump(config, sort_keys=False))
+    arxiv = {**yaml.safe_load(locked_run.configfile.read_text())["arxiv"], "source": "lock"}
+    configfile = _config_beside(locked_run, tmp_path, lock=str(published), arxiv=arxiv)
     run_snakemake(tmp_path, configfile, "--cores", "2")
     for name in GROUPS:
         pd.testing.assert_frame_equal(
@@ -176,9 +164,8 @@ def test_a_model_folder_changed_after_locking_stops_the_job(locked_run, tmp_path
     (changed / "config.json").write_text(json.dumps(config_json))
     published = tmp_path / "published.lock.yaml"
     shutil.copy(locked_run.lock, published)
-    configfile = tmp_path / "config.yaml"
-    write_config(configfile, locked_run.snapshot, [tiny_model_entry("tiny", changed)], papers_per_group=8,
-                 extra={"groups": GROUPS, "lock": str(published)})
+    (model,) = yaml.safe_load(locked_run.configfile.read_text())["models"]
+    configfile = _config_beside(locked_run, tmp_path, lock=str(published), models=[{**model, "path": str(changed)}])
     result = run_snakemake(tmp_path, configfile, "--cores", "1", "results/scores/tiny/physics.parquet", check=False)
     assert result.returncode != 0
     log = (tmp_path / "logs" / "score" / "tiny" / "physics.log").read_text()

@@ -1,54 +1,53 @@
-"""config/offline.yaml, exactly as shipped, run end to end with no network: the two inputs it names are put where
-it says (relative to the working directory): a Kaggle-format snapshot written from the shared papers and a tiny
-local reward model folder under the quick-start model's name."""
+"""Offline runs with no network at all (probes go to a closed loopback port, the hub is off, the HF cache is empty).
+
+config/offline.yaml, exactly as shipped (the `offline` scenario of .test/), with its two inputs where it says
+(relative to the working directory): its data stage and a first (model, group) pair. The rest of the pipeline
+offline is the `fairness` scenario's run (conftest.py `e2e_run`, the same kinds of inputs: a snapshot and local
+model folders), checked here to the tables, figures and summary."""
 
 from __future__ import annotations
 
 import json
-import os
 
 import pandas as pd
-import yaml
-from workflow_helpers import REPO_ROOT, run_snakemake, write_kaggle_snapshot
-
-OFFLINE = REPO_ROOT / "config" / "offline.yaml"
+from scenarios import NO_NETWORK_PROXY, Scenario, ScenarioRun, run_scenario
 
 
-def test_offline_config_runs_end_to_end_without_network(tmp_path, shared_data):
-    from rmeval.testing.tiny_model import build_tiny_model
-
-    config = yaml.safe_load(OFFLINE.read_text())
-    (model,) = config["models"]
-    workdir = tmp_path / "work"
-    write_kaggle_snapshot(shared_data, workdir / config["arxiv"]["snapshot"], per_group=60)
-    build_tiny_model(workdir / model["path"], seed=0)
-
-    # No network at all: probes go to a closed loopback port, the hub is off, the HF cache is empty.
-    no_network = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
-                  "HF_HOME": str(tmp_path / "empty-hf-home")}
-    saved = {key: os.environ.get(key) for key in no_network}
-    os.environ.update(no_network)
-    try:
-        result = run_snakemake(workdir, OFFLINE, "--cores", "2")
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    assert "preflight" not in result.stdout + result.stderr
-
-    results = workdir / "results"
-    for group in config["groups"]:
-        manifest = json.loads((results / "data" / f"{group}.manifest.json").read_text())
+def _check_snapshot_data(run: ScenarioRun) -> None:
+    for group in run.groups:
+        manifest = json.loads((run.results / "data" / f"{group}.manifest.json").read_text())
         assert manifest["source"]["kind"] == "snapshot"
         assert manifest["source"]["path"].endswith("inputs/arxiv-metadata-oai-snapshot.json.gz")
-        assert manifest["counts"]["sampled"] == config["arxiv"]["papers_per_group"]
-        scores = pd.read_parquet(results / "scores" / model["name"] / f"{group}.parquet")
-        assert len(scores) == config["arxiv"]["papers_per_group"] and scores["reward"].notna().all()
-    marker = json.loads((results / "models" / f"{model['name']}.downloaded.json").read_text())
+        assert manifest["counts"]["sampled"] == run.config["arxiv"]["papers_per_group"]
+
+
+def _check_local_model(run: ScenarioRun, model: str, groups: tuple[str, ...]) -> None:
+    for group in groups:
+        scores = pd.read_parquet(run.results / "scores" / model / f"{group}.parquet")
+        assert len(scores) == run.config["arxiv"]["papers_per_group"] and scores["reward"].notna().all()
+    marker = json.loads((run.results / "models" / f"{model}.downloaded.json").read_text())
     assert marker["source"] == "local-dir"
-    anova = pd.read_csv(results / "tables" / "table1_anova.csv")
-    assert list(anova["model"]) == [model["name"]]
+
+
+def test_shipped_offline_config_runs_without_network(tmp_path, shared_data, tiny_models):
+    workdir = tmp_path / "work"
+    no_network = {**NO_NETWORK_PROXY, "HF_HOME": str(tmp_path / "empty-hf-home")}
+    config = Scenario("offline").config()
+    (model,) = [entry["name"] for entry in config["models"]]
+    first_group = next(iter(config["groups"]))
+    run = run_scenario("offline", workdir, shared_data, tiny_models, f"results/scores/{model}/{first_group}.parquet",
+                       env=no_network)
+    assert "preflight" not in run.output
+    _check_snapshot_data(run)
+    _check_local_model(run, model, (first_group,))
+
+
+def test_fairness_scenario_runs_to_every_output_without_network(e2e_run):
+    assert "preflight" not in e2e_run.output
+    _check_snapshot_data(e2e_run)
+    for model in e2e_run.models:
+        _check_local_model(e2e_run, model, e2e_run.groups)
+    anova = pd.read_csv(e2e_run.results / "tables" / "table1_anova.csv")
+    assert list(anova["model"]) == list(e2e_run.models)
     for output in ("summary.md", "figures/fig2_group_means.png", "figures/fig3_standardized.png"):
-        assert (results / output).stat().st_size > 0, output
+        assert (e2e_run.results / output).stat().st_size > 0, output

@@ -1,6 +1,6 @@
-"""Real Snakemake runs of what a new user meets first: the quick start without network, the paper config's dry run
-without NVIDIA_API_KEY, a failing job's log on the console, allow_fewer's warning on the console, and
-`rewardmath.models` naming a model defined inline under `models:`."""
+"""Real Snakemake runs of what a new user meets first: the quick start without network (the `quickstart` scenario of
+.test/), the paper config's dry run without NVIDIA_API_KEY, a failing job's log on the console, allow_fewer's
+warning on the console, and `rewardmath.models` naming a model defined inline under `models:`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from scenarios import Scenario
 from workflow_helpers import REPO_ROOT
 
 # Every probe goes to this proxy, a closed port on loopback: "no network", the same on every machine, and not
@@ -64,7 +65,7 @@ def write_config(path: Path, **overrides: Any) -> Path:
 def test_quickstart_without_network_stops_before_any_job_saying_why(tmp_path):
     # Issue 13, Seen 1: the main job failed after 162 s with a CalledProcessError; the reasons were under logs/.
     started = time.monotonic()
-    result = snakemake(tmp_path, REPO_ROOT / "config" / "quickstart.yaml", "--cores", "2",
+    result = snakemake(tmp_path, Scenario("quickstart").configfile, "--cores", "2",
                        env={**NO_NETWORK, "HF_HOME": str(tmp_path / "empty-hf-home")})
     elapsed = time.monotonic() - started
     console = result.stdout + result.stderr

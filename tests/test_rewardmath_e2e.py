@@ -1,5 +1,6 @@
 """End to end on tiny local models: the real 20-row RewardMATH sample scored by a classifier and a PRM through
-`rmeval score`, metrics recomputed here from the score tables; then the branch's Snakemake rules."""
+`rmeval score`, metrics recomputed here from the score tables; then the branch's Snakemake rules (the
+`both-branches` scenario of .test/)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,8 @@ import pandas as pd
 import pytest
 from rmeval.benchmarks.rewardmath.subjects import SUBJECT_SLUGS
 from rmeval.cli import main as rmeval
-from workflow_helpers import REPO_ROOT, run_snakemake, tiny_model_entry, write_config, write_kaggle_snapshot
-
-
-@pytest.fixture(scope="module")
-def tiny_prm_dir(tmp_path_factory) -> Path:
-    from rmeval.testing.tiny_model import build_tiny_model
-
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-prm"), seed=0, kind="prm")
+from scenarios import run_scenario
+from workflow_helpers import REPO_ROOT, run_snakemake, tiny_model_entry
 
 
 def _cls_entry(name: str, model_dir: Path) -> dict:
@@ -29,12 +24,6 @@ def _cls_entry(name: str, model_dir: Path) -> dict:
 def _prm_entry(name: str, model_dir: Path) -> dict:
     return {**_cls_entry(name, model_dir), "adapter": "prm",
             "options": {"step_tag": "ки", "good_token": "+", "bad_token": "-"}}
-
-
-def _small_rewardbench(shared_data: Path, out: Path, n_pairs: int = 6) -> Path:
-    lines = (shared_data / "rewardmath" / "rewardbench_math_prm_pairs.jsonl").read_text().splitlines()[:n_pairs]
-    out.write_text("\n".join(lines) + "\n")
-    return out
 
 
 def _csv(path: Path) -> list[dict[str, str]]:
@@ -91,36 +80,17 @@ def test_classifier_and_prm_score_the_sample(shared_data, tiny_model_dir, tiny_p
 
 
 @pytest.mark.e2e
-def test_snakemake_rewardmath_branch(shared_data, tiny_model_dir, tiny_prm_dir, tmp_path):
+def test_snakemake_rewardmath_branch(shared_data, tiny_models, tmp_path):
+    """The `both-branches` scenario of .test/."""
     missing = [name for name in ("arxiv", "download", "scoring", "fairness", "figures")
                if not (REPO_ROOT / "workflow" / "rules" / f"{name}.smk").exists()]
     if missing:
         pytest.skip(f"the Snakefile's rule files are not all there yet: {missing}")
-    snapshot = tmp_path / "snapshot.jsonl.gz"
-    write_kaggle_snapshot(shared_data, snapshot, per_group=5)
-    rewardmath = {
-        "enabled": True,
-        "source": "local",
-        "path": str(shared_data / "rewardmath" / "benchmark_samples" / "RewardMATH_direct.json"),
-        "rewardbench_source": "local",
-        "rewardbench_path": str(_small_rewardbench(shared_data, tmp_path / "rb.jsonl")),
-        "subjects": ["algebra"],  # the sample holds two Algebra problems
-        # One model keeps the run short: the classifier path is covered by the test above.
-        "models": [_prm_entry("tiny-prm", tiny_prm_dir)],
-        "official_dir": str(shared_data / "rewardmath" / "results_rewardmath"),
-        "official_rewardbench_dir": str(shared_data / "rewardmath" / "results_rewardbench"),
-        "bootstrap": 100,
-        "seed": 0,
-    }
-    configfile = tmp_path / "config.yaml"
-    write_config(configfile, snapshot, [tiny_model_entry("tiny-cls", tiny_model_dir)], papers_per_group=5,
-                 extra={"rewardmath": rewardmath})
-    workdir = tmp_path / "run"
-    workdir.mkdir()
     targets = ["results/tables/rewardmath_metrics.csv", "results/tables/rewardmath_vs_rewardbench.tex",
                "results/figures/rewardmath_vs_rewardbench.png", "results/figures/rewardmath_vs_rewardbench.pdf"]
     # `rule all`: one DAG runs both branches, the fairness tables beside the RewardMATH ones.
-    run_snakemake(workdir, configfile, "--cores", "2")
+    run = run_scenario("both-branches", tmp_path / "run", shared_data, tiny_models)
+    workdir, configfile = run.workdir, run.configfile
     results = workdir / "results"
     for target in [*targets, "results/tables/table1_anova.csv", "results/figures/fig2_group_means.png",
                    "results/summary.md", "results/rewardmath/summary.md",

@@ -1,5 +1,5 @@
 """The SLURM path on a real single-node cluster (started by .ci/slurm/start.sh: two count-only GPUs),
-and kill-the-master-then-resume of the real workflow, locally and on Slurm.
+and kill-the-master-then-resume of the real workflow (the `slurm` scenario of .test/), locally and on Slurm.
 
 Slurm tests skip, with the reason, when no cluster answers `sinfo` or the executor plugin is missing;
 the local kill/resume test needs only the shared data.
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from scenarios import Scenario, TinyModels, prepare, snakemake_command
 
 REPO = Path(__file__).resolve().parents[1]
 SLURM_PROFILE = REPO / "profiles" / "slurm"
@@ -134,8 +135,11 @@ def test_toy_gpu_jobs_run_as_slurm_jobs_on_distinct_gpus(slurm_cluster: None, tm
 
 # --- the real workflow: a tiny config through profiles/slurm, killed mid-run and resumed ---
 
-E2E_GROUPS = ("mathematics", "computer_science", "economics")
-E2E_MODELS = ("tiny-a",)  # 3 one-GPU scoring jobs on 2 GPUs: two waves, so a kill after the first leaves work
+# The `slurm` scenario of .test/: 3 one-GPU scoring jobs on 2 GPUs run in two waves, so a kill after the first
+# leaves work.
+SCENARIO = Scenario("slurm")
+E2E_GROUPS = tuple(SCENARIO.config()["groups"])
+E2E_MODELS = tuple(model["name"] for model in SCENARIO.config()["models"])
 
 
 @dataclass
@@ -152,14 +156,6 @@ class ResumedRun:
     @property
     def results(self) -> Path:
         return self.workdir / "results"
-
-
-def _gpu_model_entry(name: str, model_dir: Path) -> dict:
-    from workflow_helpers import tiny_model_entry
-
-    entry = tiny_model_entry(name, model_dir)
-    entry["resources"] = {"gpu": 1, "mem_mb": 2000, "runtime": 30}  # one GPU each: Slurm must hand them out
-    return entry
 
 
 def _incomplete_outputs(workdir: Path) -> set[str]:
@@ -197,12 +193,8 @@ def _recorded_complete(workdir: Path, slurm: bool) -> list[Path]:
     return done
 
 
-def _run_killed_then_resumed(workdir: Path, configfile: Path, args: list[str], env: dict[str, str],
-                             slurm: bool) -> ResumedRun:
-    from workflow_helpers import REPO_ROOT
-
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
-               "--configfile", str(configfile), *args]
+def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str], slurm: bool) -> ResumedRun:
+    command = snakemake_command(SCENARIO, workdir, *args)
     started = time.monotonic()
     first_log = workdir / "first-run.log"
     with first_log.open("w") as log:
@@ -242,39 +234,28 @@ def _run_killed_then_resumed(workdir: Path, configfile: Path, args: list[str], e
     return ResumedRun(workdir, completed, first_output, rerun_output, time.monotonic() - started, run_ids)
 
 
-@pytest.fixture(scope="module")
-def e2e_config(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, tiny_model_dir: Path) -> Path:
-    from workflow_helpers import PAPER_GROUPS, write_config, write_kaggle_snapshot
-
-    base = tmp_path_factory.mktemp("slurm-e2e")
-    snapshot = base / "inputs" / "arxiv-metadata-oai-snapshot.json.gz"
-    write_kaggle_snapshot(shared_data, snapshot, per_group=20)
-    models = [_gpu_model_entry(name, tiny_model_dir) for name in E2E_MODELS]
-    configfile = base / "config.yaml"
-    write_config(configfile, snapshot, models, papers_per_group=12, reference_model=E2E_MODELS[0],
-                 extra={"groups": {group: PAPER_GROUPS[group] for group in E2E_GROUPS}})
-    return configfile
-
-
 def _workflow_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "CUDA_VISIBLE"))}
     return {**env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RMEVAL_GPU_LOCK_DIR": str(tmp / "gpu-locks")}
 
 
 @pytest.fixture(scope="module")
-def local_run(e2e_config: Path, tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
+def local_run(shared_data: Path, tiny_models: TinyModels, tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
     """The reference: the same config on this machine (two fake GPUs, claimed through lock files)."""
     workdir = tmp_path_factory.mktemp("local-run")
+    prepare(SCENARIO, workdir, shared_data, tiny_models.copy_to)
     env = {**_workflow_env(workdir), "RMEVAL_GPU_COUNT": "2"}
     args = ["--workflow-profile", str(REPO / "profiles" / "local"), "--cores", "2"]
-    return _run_killed_then_resumed(workdir, e2e_config, args, env, slurm=False)
+    return _run_killed_then_resumed(workdir, args, env, slurm=False)
 
 
 @pytest.fixture(scope="module")
-def slurm_run(slurm_cluster: None, e2e_config: Path, tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
+def slurm_run(slurm_cluster: None, shared_data: Path, tiny_models: TinyModels,
+              tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
     workdir = tmp_path_factory.mktemp("slurm-run")
+    prepare(SCENARIO, workdir, shared_data, tiny_models.copy_to)
     args = ["--workflow-profile", str(SLURM_PROFILE), *CI_CLUSTER_FLAGS, "--jobs", "6", "--local-cores", "2"]
-    return _run_killed_then_resumed(workdir, e2e_config, args, _workflow_env(workdir), slurm=True)
+    return _run_killed_then_resumed(workdir, args, _workflow_env(workdir), slurm=True)
 
 
 def _assert_completed_pairs_not_rescored(run: ResumedRun) -> None:

@@ -1,5 +1,5 @@
-"""End to end: `snakemake --cores 2` from a Kaggle-format arXiv snapshot (real shared papers) through two
-tiny reward models to every table and figure; values are recomputed here independently."""
+"""End to end: the `fairness` scenario of .test/ (`snakemake --cores 2` from a Kaggle-format arXiv snapshot of real
+shared papers through two tiny reward models to every table and figure); values are recomputed here independently."""
 
 from __future__ import annotations
 
@@ -131,16 +131,17 @@ def test_rerun_is_a_no_op(e2e_run):
 
 def test_lock_records_the_run_and_rebuilds_its_groups(e2e_run, tmp_path):
     """results/lock.yaml of the e2e run; its groups rebuilt from the same snapshot hash equal (rmeval.lock)."""
-    import yaml
     from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
     from rmeval.lock.lockfile import load_lock
     from rmeval.lock.rebuild import rebuild
 
     lock = load_lock(e2e_run.results / "lock.yaml")
     assert list(lock.groups) == list(e2e_run.groups) and sorted(lock.models) == sorted(e2e_run.models)
-    assert all(len(group.papers) == 30 and group.papers[0].version == "v1" for group in lock.groups.values())
-    config = yaml.safe_load(e2e_run.configfile.read_text())
-    settings = ArxivSettings.from_mapping({"source": "lock", "snapshot": config["arxiv"]["snapshot"]})
+    config = e2e_run.config
+    assert all(len(group.papers) == config["arxiv"]["papers_per_group"] and group.papers[0].version == "v1"
+               for group in lock.groups.values())
+    # The scenario's snapshot path is relative to the run directory.
+    settings = ArxivSettings.from_mapping({"source": "lock", "snapshot": str(e2e_run.workdir / config["arxiv"]["snapshot"])})
     manifests = rebuild(lock, str(e2e_run.results / "lock.yaml"), config["groups"], settings, tmp_path)
     for group in e2e_run.groups:
         assert manifests[group]["output"]["content_sha256"] == lock.groups[group].table_sha256

@@ -1,5 +1,5 @@
-"""Build small, real inputs for end-to-end workflow runs: a Kaggle-format arXiv snapshot made from
-the shared papers, a complete config file, and a snakemake runner."""
+"""Build small, real inputs for end-to-end workflow runs: a Kaggle-format arXiv snapshot made from the shared
+papers, an inline tiny-model entry, and a snakemake runner (the scenarios of .test/ are in scenarios.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,15 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # The paper's eight groups, exactly as the shipped paper config defines them.
 PAPER_GROUPS: dict[str, list[str]] = yaml.safe_load((REPO_ROOT / "config" / "config.yaml").read_text())["groups"]
+
+
+def shared_data_dir() -> Path | None:
+    """`$RMEVAL_SHARED_DATA`, else `../shared/data` beside the repository; None when absent."""
+    candidates = [os.environ.get("RMEVAL_SHARED_DATA"), REPO_ROOT.parent / "shared" / "data"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return None
 
 
 def _group_of_balanced_row(row: dict) -> str | None:
@@ -70,33 +79,18 @@ def write_kaggle_snapshot(shared_data: Path, out: Path, per_group: int = 40, see
     return counts
 
 
-def write_config(path: Path, snapshot: Path, models: list[dict], papers_per_group: int = 30,
-                 reference_model: str | None = None, extra: dict | None = None) -> dict:
-    config = {
-        "groups": PAPER_GROUPS,
-        "arxiv": {"source": "snapshot", "snapshot": str(snapshot), "papers_per_group": papers_per_group, "seed": 0},
-        "registry": str(REPO_ROOT / "config" / "models.yaml"),
-        "models": models,
-        "reference_model": reference_model,
-        "scoring": {"threads": 1},
-        "stats": {"bootstrap": 200, "permutations": 200, "seed": 0},
-    }
-    config.update(extra or {})
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return config
-
-
 def tiny_model_entry(name: str, model_dir: Path) -> dict:
     return {"name": name, "path": str(model_dir), "adapter": "sequence-classification", "dtype": "float32",
             "max_length": 512, "resources": {"gpu": 0, "mem_mb": 2000, "runtime": 30}}
 
 
-def run_snakemake(workdir: Path, configfile: Path, *args: str, check: bool = True,
-                  timeout: float = 1200) -> subprocess.CompletedProcess:
+def run_snakemake(workdir: Path, configfile: Path, *args: str, check: bool = True, timeout: float = 1200,
+                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`snakemake` in `workdir` with the hub offline; `env` adds to (or overrides) this process's environment."""
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
                "--configfile", str(configfile), *args]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=full_env)
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake failed ({result.returncode}): {' '.join(command)}\n"
