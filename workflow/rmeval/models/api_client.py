@@ -235,6 +235,10 @@ class ChatClient:
             raise first_error
         return results
 
+    def identity(self, model_name: str) -> dict[str, str]:
+        """The `.meta.json` fields a local model fills with its commit, dtype and device: here the endpoint."""
+        return {"revision": f"api:{model_name}", "dtype": "n/a (remote)", "device": f"api:{self.settings.base_url}"}
+
     def describe(self) -> dict[str, Any]:
         return {"max_concurrency": self.settings.max_concurrency, **self.counters, "usage": dict(self.usage)}
 

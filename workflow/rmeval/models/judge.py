@@ -353,9 +353,7 @@ class JudgeScorer(RewardScorer):
 
     def describe(self) -> dict[str, Any]:
         return {
-            "revision": f"api:{self.model_name}",
-            "dtype": "n/a (remote)",
-            "device": f"api:{self.client.settings.base_url}",
+            **self.client.identity(self.model_name),
             "mode": self.mode,
             "prompt": self.prompt.source,
             "prompt_sha256": self.prompt.sha256,

@@ -83,7 +83,6 @@ class NemotronApiScorer(RewardScorer):
         options = spec.adapter_entry.settings(spec.options)  # over the catalogue's defaults
         settings = ClientSettings.from_options(spec, cache_dir=runtime.extra.get("cache_dir"))
         self.spec = spec
-        self.base_url = settings.base_url
         self.model_name = settings.model
         weights = options.get("weights") or MODEL_CARD_WEIGHTS
         bad = sorted(set(weights) - set(ATTRIBUTES))
@@ -152,9 +151,7 @@ class NemotronApiScorer(RewardScorer):
 
     def describe(self) -> dict[str, Any]:
         return {
-            "revision": f"api:{self.model_name}",
-            "dtype": "n/a (remote)",
-            "device": f"api:{self.base_url}",
+            **self.client.identity(self.model_name),
             "weights": self.weights,
             "token_counter": self.counter.kind,
             **self.client.describe(),
