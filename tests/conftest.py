@@ -86,10 +86,11 @@ def e2e_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, tiny_mo
 
 # The session-wide scenario runs and the xdist group of the tests that read them.
 SCENARIO_RUN_GROUPS = {"e2e_run": "fairness"}
-# Groups that take longest, first: `--dist loadgroup --no-loadscope-reorder` hands groups to the two workers in
-# collection order, so the long ones start at once and the short files fill in around them.
-LONGEST_GROUPS_FIRST = ("fairness", "drills", "tests/test_lock.py", "tests/test_judge_e2e.py",
-                        "tests/test_rewardmath_e2e.py", "tests/test_slurm.py", "tests/test_offline_config.py")
+# Groups that take longest, first (a full run on 2 cores; CI adds the Slurm runs to test_slurm.py):
+# `--dist loadgroup --no-loadscope-reorder` hands groups to the two workers in this order, so the long ones start
+# at once and the short files fill in around them.
+LONGEST_GROUPS_FIRST = ("tests/test_slurm.py", "drills", "fairness", "tests/test_model_server.py", "tests/test_lock.py",
+                        "tests/test_judge_e2e.py", "tests/test_perf_smoke.py", "tests/test_rewardmath_e2e.py")
 
 
 def xdist_group_of(item: pytest.Item) -> str:
