@@ -39,6 +39,8 @@ def _cluster_problem() -> str | None:
         return "snakemake-executor-plugin-slurm is not installed (pip install -e '.[slurm]')"
     if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
         return "no Slurm client on PATH (CI starts one with .ci/slurm/install.sh and .ci/slurm/start.sh)"
+    if os.environ.get("RMEVAL_TEST_NO_SLURM_CONTROLLER"):  # tests/conftest.py found none at the start
+        return f"{os.environ['RMEVAL_TEST_NO_SLURM_CONTROLLER']} (CI starts one with .ci/slurm/start.sh)"
     try:
         result = subprocess.run(["sinfo", "-h", "-o", "%T %G"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as error:
