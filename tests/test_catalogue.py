@@ -24,6 +24,12 @@ FAIRNESS_RULES = ("fairness_stats", "fairness_reproduction", "fairness_summary",
 # The rule files as the workflow includes them, then each rule's outputs (with their report captions) and
 # `all_outputs()` dumped to JSON at parse time.
 SNAKEFILE = f"""\
+# As the Snakefile does: the schema's defaults filled in, so the rules read `config[...]` with no fallback.
+from rmeval.config_check import fill_defaults, load_schema
+
+fill_defaults(config, load_schema({str(REPO / "workflow/schemas/config.schema.yaml")!r}))
+
+
 include: {str(REPO / "workflow/rules/common.smk")!r}
 include: {str(REPO / "workflow/rules/fairness.smk")!r}
 include: {str(REPO / "workflow/rules/figures.smk")!r}
