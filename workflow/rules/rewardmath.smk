@@ -61,7 +61,8 @@ rule rewardmath_positions:
         summary="results/rewardmath/pairwise/positions.json",
     params:
         data=lambda wildcards, input: str(Path(input.tables[0]).parent),
-        positions=RM_PLAN.positions,
+        # the positions file when one is an input (lint: no hard-coded input path), else hf / seeded
+        positions=lambda wildcards, input: input.get("positions", RM_PLAN.positions),
         out=subpath(output.summary, parent=True),
     localrule: True
     log:
