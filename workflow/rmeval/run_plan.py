@@ -78,13 +78,13 @@ class ArxivFromLock:
 
 
 def plan_arxiv_from_lock(config: Mapping[str, Any], lock_path: str, locate: Locate) -> ArxivFromLock:
-    from rmeval.lock.lockfile import file_sha256
+    from rmeval.io.hashing import sha256_file
 
     arxiv = config["arxiv"]
     snapshot = locate(arxiv["snapshot"]) if arxiv.get("snapshot") else None
     return ArxivFromLock(
         lock=lock_path,
-        lock_sha256=file_sha256(lock_path),
+        lock_sha256=sha256_file(lock_path),
         snapshot=[snapshot] if snapshot else [],
         groups_json=json.dumps(config["groups"]),
         settings_json=arxiv_settings_json(arxiv, snapshot),

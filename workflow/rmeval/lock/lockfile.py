@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.errors import RmevalError
-from rmeval.io.hashing import sha256_file, sha256_text
+from rmeval.io.hashing import sha256_text
 
 LOCK_FORMAT = 1
 ROW_HASH_DIGITS = 12
@@ -188,6 +188,3 @@ def load_lock(path: str | Path) -> Lock:
         raise RmevalError(f"{path}: not valid YAML: {error}") from error
     return parse_lock(document, str(path))
 
-
-# The name common.smk imports (rule files are edited separately); the hash itself is rmeval.io.hashing's.
-file_sha256 = sha256_file

@@ -165,8 +165,11 @@ def draw(points: Sequence[Point], prm_aggregation: str, png: Path, pdf: Path) ->
 
     figure = build_figure(points, prm_aggregation)
     for path in (png, pdf):
+        fmt = path.suffix.lstrip(".")
+        # No creation date in the PDF, as plotting.style.save_figure does: a redrawn figure is byte-identical.
+        metadata = {"CreationDate": None} if fmt == "pdf" else None
         with replacing(path) as temporary:
-            figure.savefig(temporary, format=path.suffix.lstrip("."), dpi=figure.dpi)
+            figure.savefig(temporary, format=fmt, dpi=figure.dpi, metadata=metadata)
     plt.close(figure)
 
 

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rmeval.benchmarks.fairness.stats.tables import Table
+from rmeval.models.catalogue import ADAPTERS
 
 JUDGE_SUFFIX = " (LLM judge†)"
 JUDGE_NOTE = "LLM judge (1-10 rating); not part of Song et al.'s protocol"
@@ -20,7 +21,7 @@ MODEL_COLUMNS = ("model", "model_a", "model_b", "reference_model")
 
 
 def judge_models(scores_dir: Path, models: list[str]) -> set[str]:
-    """The models whose score sidecars name the `judge` adapter."""
+    """The models whose score sidecars name an LLM-judge adapter (rmeval.models.catalogue)."""
     found = set()
     for model in models:
         for meta in sorted((scores_dir / model).glob("*.meta.json")):
@@ -28,7 +29,8 @@ def judge_models(scores_dir: Path, models: list[str]) -> set[str]:
                 adapter = json.loads(meta.read_text()).get("adapter")
             except (OSError, ValueError):
                 continue
-            if adapter == "judge":
+            entry = ADAPTERS.get(adapter)
+            if entry is not None and entry.judge:  # the adapter catalogue says which adapters are LLM judges
                 found.add(model)
             break
     return found
