@@ -88,10 +88,10 @@ class JudgeServer(ThreadingHTTPServer):
         self.server_close()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: JudgeServer
+class JsonHandler(BaseHTTPRequestHandler):
+    """Quiet JSON replies, shared by the loopback endpoints of the tests (this judge, the fake Nemotron)."""
 
-    def log_message(self, format: str, *args: object) -> None:
+    def log_message(self, format: str, *args: object) -> None:  # keep pytest output clean
         pass
 
     def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
@@ -103,6 +103,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
+
+
+class _Handler(JsonHandler):
+    server: JudgeServer
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -16,11 +16,12 @@ import sys
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from judge_server import JsonHandler
 from rmeval.models.nemotron_api import (
     ATTRIBUTES,
     MODEL_CARD_WEIGHTS,
@@ -55,21 +56,8 @@ class FakeNemotron(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JsonHandler):
     server: FakeNemotron
-
-    def log_message(self, format: str, *args: object) -> None:  # keep pytest output clean
-        pass
-
-    def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -1,8 +1,7 @@
 # Helpers shared by all rule files (config access, model specs, resources, target lists).
 # This is the only .smk file that defines Python functions; the planning behind them is rmeval.run_plan.
-import json  # json and shlex: used by the rule files' params too
+import json  # used by the rule files' params too
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -36,11 +35,6 @@ def benchmark_file(path):
     return f"results/perf/{BENCH_RUN}/{path}"
 
 
-def repo_path(relative):
-    """A path inside the rmeval repository (resources/, config/), whatever the working directory."""
-    return str(Path(workflow.basedir) / relative)
-
-
 def config_path(value):
     """A user path from the config: relative to the working directory if it exists there, else to the repo."""
     return run_plan.config_path(value, Path(workflow.basedir))
@@ -69,12 +63,7 @@ REWARDMATH_SPECS = PLAN.rewardmath_specs
 # A published lock (`lock:`, README "Reproduce our run"): its commits replace `revision: null`, and every
 # scoring job checks that it loaded the locked commit or folder fingerprint (rmeval.lock.models).
 ALL_SPECS = PLAN.all_specs
-LOCK_PATH = PLAN.lock_path
 CONFIG_SHA256 = PLAN.config_sha256
-
-
-def model_spec(name):
-    return ALL_SPECS[name]
 
 
 def model_spec_json(name):
