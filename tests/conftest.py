@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,17 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 # tests/ holds shared helper modules (workflow_helpers.py, scenarios.py) imported by several test files.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scenarios import NO_NETWORK_PROXY, ScenarioRun, TinyModels, run_scenario  # noqa: E402
+from judge_server import JudgeServer  # noqa: E402
+from scenarios import (  # noqa: E402
+    JUDGE_KEY_ENV,
+    JUDGE_SECRET,
+    NO_NETWORK_PROXY,
+    JudgedRun,
+    ScenarioRun,
+    TinyModels,
+    judge_entries,
+    run_scenario,
+)
 from workflow_helpers import shared_data_dir  # noqa: E402
 
 # Set (to the reason) when the suite found no Slurm controller; tests/test_slurm.py skips with it.
@@ -84,13 +95,30 @@ def e2e_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, tiny_mo
     return run_scenario("fairness", workdir, shared_data, tiny_models, env=no_network)
 
 
+@pytest.fixture(scope="session")
+def both_branches_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path,
+                      tiny_models: TinyModels) -> Iterator[JudgedRun]:
+    """The `both-branches` scenario, its judges pointed at a loopback judge server that first answers 429, then
+    500 (each retried), for tests/test_rewardmath_e2e.py and tests/test_judge_e2e.py."""
+    with JudgeServer() as server:
+        server.fault_plan = ["429", "500"]
+
+        def to_this_server(config: dict) -> None:
+            for judge in judge_entries(config):
+                judge["options"]["base_url"] = server.base_url
+
+        run = run_scenario("both-branches", tmp_path_factory.mktemp("both-branches"), shared_data, tiny_models,
+                           env={JUDGE_KEY_ENV: JUDGE_SECRET}, edit=to_this_server)
+        yield JudgedRun(run, server, server.requests)
+
+
 # The session-wide scenario runs and the xdist group of the tests that read them.
-SCENARIO_RUN_GROUPS = {"e2e_run": "fairness"}
+SCENARIO_RUN_GROUPS = {"e2e_run": "fairness", "both_branches_run": "both-branches"}
 # Groups that take longest, first (a full run on 2 cores; CI adds the Slurm runs to test_slurm.py):
 # `--dist loadgroup --no-loadscope-reorder` hands groups to the two workers in this order, so the long ones start
 # at once and the short files fill in around them.
 LONGEST_GROUPS_FIRST = ("tests/test_slurm.py", "drills", "fairness", "tests/test_model_server.py", "tests/test_lock.py",
-                        "tests/test_judge_e2e.py", "tests/test_perf_smoke.py", "tests/test_rewardmath_e2e.py")
+                        "both-branches", "tests/test_perf_smoke.py")
 
 
 def xdist_group_of(item: pytest.Item) -> str:

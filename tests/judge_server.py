@@ -147,7 +147,7 @@ class _Handler(JsonHandler):
 
 
 def main() -> None:
-    """`python tests/judge_server.py [--port 8400]`: serve until Ctrl-C (the `judges` scenario of .test/ by hand)."""
+    """`python tests/judge_server.py [--port 8400]`: serve until Ctrl-C (the `both-branches` scenario of .test/ by hand)."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

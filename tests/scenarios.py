@@ -21,9 +21,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from workflow_helpers import run_snakemake, shared_data_dir, write_kaggle_snapshot
+
+if TYPE_CHECKING:
+    from judge_server import JudgeServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS_DIR = REPO_ROOT / ".test"
@@ -100,6 +104,25 @@ class ScenarioRun:
     @property
     def groups(self) -> tuple[str, ...]:
         return tuple(self.config["groups"])
+
+
+# The API key the judges of the `both-branches` scenario read (their `api_key_env`): it must never be written down.
+JUDGE_KEY_ENV = "RMEVAL_E2E_JUDGE_KEY"
+JUDGE_SECRET = "sk-judge-E2E-91b7d0c4a2-DO-NOT-LEAK"
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    """The `both-branches` run, its judges answered by `server` (still serving, for a rerun from the cache)."""
+
+    run: ScenarioRun
+    server: JudgeServer
+    requests: int  # what the run sent the server
+
+
+def judge_entries(config: dict) -> list[dict]:
+    """The LLM judges of a config, in both branches."""
+    return [entry for entry in [*config["models"], *config["rewardmath"]["models"]] if entry["adapter"] == "judge"]
 
 
 def run_scenario(name: str, workdir: Path, shared_data: Path, tiny_models: TinyModels, *args: str,

@@ -1,6 +1,6 @@
 """LLM judges end to end: a real `snakemake` run of both branches with one direct and one pairwise judge against
-the loopback judge server (tests/judge_server.py; the `judges` scenario of .test/), then a rerun from scratch that
-must send no request; and one run of `rmeval score` against a real OpenAI-compatible server process (`transformers
+the loopback judge server (tests/judge_server.py; the `both-branches` scenario of .test/), then a rerun from scratch
+that must send no request; and one run of `rmeval score` against a real OpenAI-compatible server process (`transformers
 serve` on a tiny local causal LM built offline), where whatever the model says, the run completes, nulls are counted
 and no row is lost."""
 
@@ -19,12 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from judge_server import JUDGE_MODEL, JudgeServer
-from scenarios import run_scenario
+from judge_server import JUDGE_MODEL
+from scenarios import JUDGE_KEY_ENV, JUDGE_SECRET, JudgedRun, judge_entries
 from workflow_helpers import run_snakemake
-
-SECRET = "sk-judge-E2E-91b7d0c4a2-DO-NOT-LEAK"
-KEY_ENV = "RMEVAL_E2E_JUDGE_KEY"
 
 
 def _csv(path: Path) -> list[dict[str, str]]:
@@ -32,87 +29,81 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def _judges(config: dict) -> list[dict]:
-    return [entry for entry in [*config["models"], *config["rewardmath"]["models"]] if entry["adapter"] == "judge"]
-
-
 @pytest.mark.e2e
-def test_snakemake_with_a_direct_and_a_pairwise_judge(shared_data, tiny_models, tmp_path, monkeypatch):
-    """The `judges` scenario of .test/, its judges pointed at this test's loopback server."""
-    monkeypatch.setenv(KEY_ENV, SECRET)
-    with JudgeServer() as server:
-        server.fault_plan = ["429", "500"]
+def test_snakemake_with_a_direct_and_a_pairwise_judge(both_branches_run: JudgedRun, tmp_path: Path) -> None:
+    """The `both-branches` scenario of .test/, its judges pointed at the loopback server (conftest.py)."""
+    run, server, sent = both_branches_run.run, both_branches_run.server, both_branches_run.requests
+    config, workdir = run.config, run.workdir
+    assert {(judge["path"], judge["options"]["api_key_env"]) for judge in judge_entries(config)} == {
+        (JUDGE_MODEL, JUDGE_KEY_ENV)}
+    # RewardMATH: 20 direct + 18 pairwise; RewardBench (4 pairs): 8 direct + 4 pairwise; fairness: one per
+    # paper; 2 retries (the 429 and the 500).
+    papers = len(config["groups"]) * config["arxiv"]["papers_per_group"]
+    assert sent == 20 + 18 + 8 + 4 + papers + 2, sent
+    assert dict(server.faults_served) == {"429": 1, "500": 1}
 
-        def to_this_server(config: dict) -> None:
-            for judge in _judges(config):
-                judge["options"]["base_url"] = server.base_url
+    results = run.results
+    metrics = {(r["setup"], r["aggregation"]): r for r in _csv(results / "tables" / "rewardmath_metrics_ci.csv")}
+    assert metrics["judge-direct", "scalar"]["kind"] == "LLM judge"  # shown as "direct" in Markdown / LaTeX
+    assert metrics["judge-pairwise", "pairwise"]["kind"] == "LLM judge"
+    assert metrics["judge-direct", "scalar"]["n"] == metrics["judge-pairwise", "pairwise"]["n"] == "2"
+    assert metrics["gpt4_reward", "scalar"]["kind"] == "LLM judge"  # the paper's judges, same table
+    assert metrics["ArmoRM_reward", "scalar"]["kind"] == "classifier"
+    positions = json.loads((results / "rewardmath" / "pairwise" / "positions.json").read_text())
+    assert positions["tables"]["algebra"] == {"recorded": 18, "seeded": 0}
+    assert positions["tables"]["rewardbench_math_prm"] == {"recorded": 0, "seeded": 4}
+    side = {(r["model"], r["aggregation"]): r for r in _csv(results / "tables" / "rewardmath_vs_rewardbench.csv")}
+    assert side["judge-pairwise", "pairwise"]["rewardbench_setup"] == "judge-pairwise"
+    assert side["judge-direct", "scalar"]["kind"] == "LLM judge"
+    table_md = (results / "tables" / "rewardmath_metrics.md").read_text()
+    rows_md = {line.split("|")[1].strip().removesuffix("†").strip(): line for line in table_md.splitlines()
+               if line.startswith("| judge-")}
+    assert "LLM judge" in rows_md["judge-pairwise"] and "| pairwise |" in rows_md["judge-pairwise"]
+    assert "LLM judge" in rows_md["judge-direct"] and "| direct |" in rows_md["judge-direct"]
 
-        workdir = tmp_path / "run"
-        run = run_scenario("judges", workdir, shared_data, tiny_models, edit=to_this_server)
-        config, configfile = run.config, run.configfile
-        assert {(judge["path"], judge["options"]["api_key_env"]) for judge in _judges(config)} == {(JUDGE_MODEL, KEY_ENV)}
-        sent = server.requests
-        # RewardMATH: 20 direct + 18 pairwise; RewardBench (4 pairs): 8 direct + 4 pairwise; fairness: one per
-        # paper; 2 retries (the 429 and the 500).
-        papers = len(config["groups"]) * config["arxiv"]["papers_per_group"]
-        assert sent == 20 + 18 + 8 + 4 + papers + 2, sent
-        assert dict(server.faults_served) == {"429": 1, "500": 1}
+    # The judges' official-layout files (only judges have one) read back to the same numbers.
+    official = results / "rewardmath" / "official"
+    assert sorted(p.name for p in official.glob("*.json")) == ["judge-direct.json", "judge-pairwise.json"]
+    out = tmp_path / "readback"
+    assert subprocess.run([sys.executable, "-m", "rmeval", "rewardmath-metrics", "--official", str(official),
+                           "--out", str(out), "--bootstrap", "0"], check=False).returncode == 0
+    readback = {r["setup"]: r for r in _csv(out / "rewardmath_metrics.csv")}
+    assert (readback["judge-pairwise"]["accuracy"], readback["judge-pairwise"]["mrr"]) == (
+        metrics["judge-pairwise", "pairwise"]["accuracy"], metrics["judge-pairwise", "pairwise"]["mrr"])
+    assert (readback["judge-direct"]["accuracy"], readback["judge-direct"]["mrr"]) == (
+        metrics["judge-direct", "scalar"]["accuracy"], metrics["judge-direct", "scalar"]["mrr"])
 
-        results = workdir / "results"
-        metrics = {(r["setup"], r["aggregation"]): r for r in _csv(results / "tables" / "rewardmath_metrics_ci.csv")}
-        assert metrics["judge-direct", "scalar"]["kind"] == "LLM judge"  # shown as "direct" in Markdown / LaTeX
-        assert metrics["judge-pairwise", "pairwise"]["kind"] == "LLM judge"
-        assert metrics["judge-direct", "scalar"]["n"] == metrics["judge-pairwise", "pairwise"]["n"] == "2"
-        assert metrics["gpt4_reward", "scalar"]["kind"] == "LLM judge"  # the paper's judges, same table
-        assert metrics["ArmoRM_reward", "scalar"]["kind"] == "classifier"
-        positions = json.loads((results / "rewardmath" / "pairwise" / "positions.json").read_text())
-        assert positions["tables"]["algebra"] == {"recorded": 18, "seeded": 0}
-        assert positions["tables"]["rewardbench_math_prm"] == {"recorded": 0, "seeded": 4}
-        side = {(r["model"], r["aggregation"]): r for r in _csv(results / "tables" / "rewardmath_vs_rewardbench.csv")}
-        assert side["judge-pairwise", "pairwise"]["rewardbench_setup"] == "judge-pairwise"
-        assert side["judge-direct", "scalar"]["kind"] == "LLM judge"
-        table_md = (results / "tables" / "rewardmath_metrics.md").read_text()
-        rows_md = {line.split("|")[1].strip().removesuffix("†").strip(): line for line in table_md.splitlines() if line.startswith("| judge-")}
-        assert "LLM judge" in rows_md["judge-pairwise"] and "| pairwise |" in rows_md["judge-pairwise"]
-        assert "LLM judge" in rows_md["judge-direct"] and "| direct |" in rows_md["judge-direct"]
+    # The fairness tables say the judge is not part of Song et al.'s protocol.
+    table1 = (results / "tables" / "table1_anova.md").read_text()
+    assert "judge-direct (LLM judge†)" in table1 and "not part of Song et al." in table1
+    assert any(r["note"] for r in _csv(results / "tables" / "table1_anova.csv") if r["model"] == "judge-direct")
+    meta = json.loads((results / "scores" / "judge-direct" / "physics.meta.json").read_text())
+    assert meta["adapter"] == "judge" and meta["adapter_details"]["n_judged"] == 4
 
-        # The judges' official-layout files read back to the same numbers.
-        official = results / "rewardmath" / "official"
-        assert sorted(p.name for p in official.glob("*.json")) == ["judge-direct.json", "judge-pairwise.json"]
-        out = tmp_path / "readback"
-        assert subprocess.run([sys.executable, "-m", "rmeval", "rewardmath-metrics", "--official", str(official),
-                               "--out", str(out), "--bootstrap", "0"], check=False).returncode == 0
-        readback = {r["setup"]: r for r in _csv(out / "rewardmath_metrics.csv")}
-        assert (readback["judge-pairwise"]["accuracy"], readback["judge-pairwise"]["mrr"]) == (
-            metrics["judge-pairwise", "pairwise"]["accuracy"], metrics["judge-pairwise", "pairwise"]["mrr"])
-        assert (readback["judge-direct"]["accuracy"], readback["judge-direct"]["mrr"]) == (
-            metrics["judge-direct", "scalar"]["accuracy"], metrics["judge-direct", "scalar"]["mrr"])
+    logs = "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))
+    assert "HTTP 429" in logs and "HTTP 500" in logs, "the rule logs show the retried errors"
+    print("\n" + (results / "tables" / "rewardmath_metrics.md").read_text())
 
-        # The fairness tables say the judge is not part of Song et al.'s protocol.
-        table1 = (results / "tables" / "table1_anova.md").read_text()
-        assert "judge-direct (LLM judge†)" in table1 and "not part of Song et al." in table1
-        assert any(r["note"] for r in _csv(results / "tables" / "table1_anova.csv") if r["model"] == "judge-direct")
-        meta = json.loads((results / "scores" / "judge-direct" / "physics.meta.json").read_text())
-        assert meta["adapter"] == "judge" and meta["adapter_details"]["n_judged"] == 4
+    # A rerun from scratch of every judge's outputs, in a new run directory that has the same inputs and a copy
+    # of the API cache (options.cache_dir) but no results: all replies come from the cache. (The shared run's
+    # own results stay for the other tests that read them.)
+    rerun = tmp_path / "rerun"
+    rerun.mkdir()
+    (rerun / "inputs").symlink_to(workdir / "inputs")
+    shutil.copytree(workdir / "api-cache", rerun / "api-cache")
+    judge_scores = [f"results/scores/judge-direct/{group}.parquet" for group in config["groups"]]
+    run_snakemake(rerun, run.configfile, "--cores", "2", "results/tables/rewardmath_metrics_ci.csv", *judge_scores,
+                  env={JUDGE_KEY_ENV: JUDGE_SECRET})
+    rerun_sent = server.requests - sent
+    print(f"\nloopback judge server: first run {sent} requests, rerun from scratch {rerun_sent} requests")
+    assert rerun_sent == 0
+    assert _csv(rerun / "results" / "tables" / "rewardmath_metrics_ci.csv") == list(metrics.values())
 
-        logs = "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))
-        assert "HTTP 429" in logs and "HTTP 500" in logs, "the rule logs show the retried errors"
-        print("\n" + (results / "tables" / "rewardmath_metrics.md").read_text())
-
-        # A rerun from scratch (every score and table deleted) of every judge's outputs: all replies come from the
-        # cache (the tiny classifier's fairness outputs are the fairness scenarios' business).
-        shutil.rmtree(results)
-        judge_scores = [f"results/scores/judge-direct/{group}.parquet" for group in config["groups"]]
-        run_snakemake(workdir, configfile, "--cores", "2", "results/tables/rewardmath_metrics_ci.csv", *judge_scores)
-        rerun_sent = server.requests - sent
-        print(f"\nloopback judge server: first run {sent} requests, rerun from scratch {rerun_sent} requests")
-        assert rerun_sent == 0
-        assert _csv(results / "tables" / "rewardmath_metrics_ci.csv") == list(metrics.values())
-
-    searched = [p for p in workdir.rglob("*") if p.is_file()]  # the API cache (options.cache_dir) included
-    assert any(p.is_relative_to(workdir / "api-cache") for p in searched)
-    assert not [p for p in searched if SECRET.encode() in p.read_bytes()]
-    assert SECRET not in run.output
+    for folder in (workdir, rerun):
+        searched = [p for p in folder.rglob("*") if p.is_file()]  # the API cache included
+        assert any(p.is_relative_to(folder / "api-cache") for p in searched)
+        assert not [p for p in searched if JUDGE_SECRET.encode() in p.read_bytes()]
+    assert JUDGE_SECRET not in run.output
 
 
 # ------------------------------------------------------------------------------- a real server process

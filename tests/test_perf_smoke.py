@@ -34,10 +34,14 @@ def test_bench_scoring_quick(shared_data: Path, tmp_path: Path) -> None:
     runs = summary["runs"]
     assert [(run["name"], run["dtype"]) for run in runs] == [
         ("a", "float32"), ("b", "float32"), ("c", "float32"), ("b", "bfloat16"), ("c", "bfloat16")]
+    assert summary["rows"] == 24
     for run in runs:
         assert RUN_FIELDS <= set(run)
-        assert run["rows"] == summary["rows"] == 24
-        assert run["real_tokens"] == runs[0]["real_tokens"]  # every policy scores the same token sequences
+        assert run["rows"] == (24 if run["dtype"] == "float32" else 8)  # --quick: bf16 on the first 8 rows
+    # every policy scores the same token sequences
+    assert runs[0]["real_tokens"] == runs[1]["real_tokens"] == runs[2]["real_tokens"]
+    assert runs[3]["real_tokens"] == runs[4]["real_tokens"] < runs[0]["real_tokens"]
+    for run in runs:
         assert 0 < run["padding_efficiency"] <= 1 and run["computed_tokens"] >= run["real_tokens"]
         assert math.isfinite(run["tokens_per_s"]) and run["tokens_per_s"] > 0
     assert runs[0]["padding_efficiency"] == 1.0 and runs[0]["max_rel_diff_vs_a"] is None

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from rmeval.benchmarks.rewardmath.subjects import SUBJECT_SLUGS
 from rmeval.cli import main as rmeval
-from scenarios import run_scenario
-from workflow_helpers import REPO_ROOT, run_snakemake, tiny_model_entry
+from scenarios import JUDGE_KEY_ENV, JUDGE_SECRET, JudgedRun
+from workflow_helpers import run_snakemake, tiny_model_entry
 
 
 def _cls_entry(name: str, model_dir: Path) -> dict:
@@ -80,16 +80,12 @@ def test_classifier_and_prm_score_the_sample(shared_data, tiny_model_dir, tiny_p
 
 
 @pytest.mark.e2e
-def test_snakemake_rewardmath_branch(shared_data, tiny_models, tmp_path):
-    """The `both-branches` scenario of .test/."""
-    missing = [name for name in ("arxiv", "download", "scoring", "fairness", "figures")
-               if not (REPO_ROOT / "workflow" / "rules" / f"{name}.smk").exists()]
-    if missing:
-        pytest.skip(f"the Snakefile's rule files are not all there yet: {missing}")
+def test_snakemake_rewardmath_branch(both_branches_run: JudgedRun) -> None:
+    """The `both-branches` scenario of .test/ (one run, conftest.py; its judges are test_judge_e2e.py's)."""
     targets = ["results/tables/rewardmath_metrics.csv", "results/tables/rewardmath_vs_rewardbench.tex",
                "results/figures/rewardmath_vs_rewardbench.png", "results/figures/rewardmath_vs_rewardbench.pdf"]
     # `rule all`: one DAG runs both branches, the fairness tables beside the RewardMATH ones.
-    run = run_scenario("both-branches", tmp_path / "run", shared_data, tiny_models)
+    run = both_branches_run.run
     workdir, configfile = run.workdir, run.configfile
     results = workdir / "results"
     for target in [*targets, "results/tables/table1_anova.csv", "results/figures/fig2_group_means.png",
@@ -108,8 +104,8 @@ def test_snakemake_rewardmath_branch(shared_data, tiny_models, tmp_path):
     assert side["tiny-prm", "prod"]["rewardbench_setup"] == "tiny-prm"
     assert side["ArmoRM_reward", "scalar"]["rewardbench_accuracy"] == "92.84"
     assert side["ArmoRM_reward", "scalar"]["model"] == "ArmoRM-Llama3-8B-v0.1"
-    # Baselines on the run's own prepared data: 6 RewardBench pairs, 2 RewardMATH problems (both partial).
-    assert side["fewest steps", "scalar"]["n_rewardbench"] == "6" and side["random", "scalar"]["rewardmath_mrr"] == "29.29"
+    # Baselines on the run's own prepared data: 4 RewardBench pairs, 2 RewardMATH problems (both partial).
+    assert side["fewest steps", "scalar"]["n_rewardbench"] == "4" and side["random", "scalar"]["rewardmath_mrr"] == "29.29"
     assert side["tiny-prm", "prod"]["rewardmath_full_set"] == "no"
     # The combined summary ends with the RewardMATH section, the same text as results/rewardmath/summary.md.
     section = (results / "rewardmath" / "summary.md").read_text()
@@ -121,5 +117,5 @@ def test_snakemake_rewardmath_branch(shared_data, tiny_models, tmp_path):
     assert {r["value"] for r in breakdown if r["setup"] == "internlm2_reward" and r["by"] == "subject"} == {"Algebra"}
     assert (results / "figures" / "rewardmath_vs_rewardbench.png").stat().st_size > 10_000
     assert (workdir / "logs" / "rewardmath" / "metrics.log").exists()
-    rerun = run_snakemake(workdir, configfile, "-n", "--cores", "2")
+    rerun = run_snakemake(workdir, configfile, "-n", "--cores", "2", env={JUDGE_KEY_ENV: JUDGE_SECRET})
     assert "Nothing to be done" in rerun.stdout + rerun.stderr

@@ -25,7 +25,7 @@ def local_inputs(config: dict) -> list[str]:
 
 def test_every_scenario_has_a_config_and_its_inputs():
     names = scenario_names()
-    assert {"fairness", "offline", "quickstart", "both-branches", "judges", "lock", "slurm"} <= set(names)
+    assert {"fairness", "offline", "quickstart", "both-branches", "lock", "slurm"} <= set(names)
     for name in names:
         assert (Scenario(name).folder / "inputs.yaml").is_file(), name
     assert (REPO_ROOT / ".test" / "README.md").is_file()

@@ -92,7 +92,7 @@ TOY_SNAKEFILE = textwrap.dedent(
     """
     rule all:
         input:
-            expand("out/{i}.json", i=range(4)),
+            expand("out/{i}.json", i=range(2)),
         localrule: True
 
 
@@ -116,23 +116,22 @@ def test_toy_gpu_jobs_run_as_slurm_jobs_on_distinct_gpus(slurm_cluster: None, tm
     (tmp_path / "Snakefile").write_text(TOY_SNAKEFILE)
     (tmp_path / "toy_job.py").write_text(TOY_JOB)
     started = time.monotonic()
-    result = _run_snakemake(tmp_path, "--workflow-profile", str(SLURM_PROFILE), *CI_CLUSTER_FLAGS, "--jobs", "4")
+    result = _run_snakemake(tmp_path, "--workflow-profile", str(SLURM_PROFILE), *CI_CLUSTER_FLAGS, "--jobs", "2")
     wall_s = time.monotonic() - started
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    records = [json.loads((tmp_path / "out" / f"{i}.json").read_text()) for i in range(4)]
+    records = [json.loads((tmp_path / "out" / f"{i}.json").read_text()) for i in range(2)]
     print(f"toy Slurm workflow: {wall_s:.1f} s; " + ", ".join(
         f"job {r['job']} -> slurm {r['slurm_job_id']} gpu {r['cuda_visible_devices']}" for r in records))
     for record in records:
         assert record["slurm_job_id"], record  # ran inside a Slurm allocation, not on the master
         assert record["claim_mode"] == "slurm"  # rmeval left CUDA_VISIBLE_DEVICES to Slurm
         assert record["cuda_visible_devices"] in {"0", "1"}, record
-    assert len({r["slurm_job_id"] for r in records}) == 4
-    for index, first in enumerate(records):
-        for second in records[index + 1:]:
-            if _overlaps(first, second):
-                assert first["cuda_visible_devices"] != second["cuda_visible_devices"], (first, second)
-    # Two GPUs, four 4-second jobs: Slurm must have run two at once.
-    assert any(_overlaps(a, b) for i, a in enumerate(records) for b in records[i + 1:])
+    assert len({r["slurm_job_id"] for r in records}) == 2
+    # Two GPUs, two 4-second jobs submitted at once: Slurm runs both at once, each on its own GPU. (GPUs handed
+    # on from a finished job to a pending one: the `slurm` scenario below, 3 pairs on 2 GPUs.)
+    first, second = records
+    assert _overlaps(first, second), records
+    assert first["cuda_visible_devices"] != second["cuda_visible_devices"], records
 
 
 # --- the real workflow: a tiny config through profiles/slurm, killed mid-run and resumed ---
@@ -195,8 +194,14 @@ def _recorded_complete(workdir: Path, slurm: bool) -> list[Path]:
     return done
 
 
+# What the Slurm runs build: every score file and the statistics over them (rule fairness_stats writes every
+# table), the part a cluster changes. Figures, the summary and the report read those tables on the login node
+# like any local run: the `fairness` scenario builds them.
+RUN_TARGETS = ["fairness_stats"]
+
+
 def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str], slurm: bool) -> ResumedRun:
-    command = snakemake_command(SCENARIO, workdir, *args)
+    command = snakemake_command(SCENARIO, workdir, *args, *RUN_TARGETS)
     started = time.monotonic()
     first_log = workdir / "first-run.log"
     with first_log.open("w") as log:
@@ -320,7 +325,7 @@ def test_slurm_run_scores_every_pair_as_a_slurm_job_on_distinct_gpus(slurm_run: 
 @pytest.mark.slurm
 @pytest.mark.e2e
 def test_only_scoring_jobs_go_to_the_cluster(slurm_run: ResumedRun) -> None:
-    """Downloads, statistics, figures and the report are localrules: they run on the login node."""
+    """Downloads and statistics (like figures and the report) are localrules: they run on the login node."""
     for run_id in slurm_run.slurm_run_ids:
         listing = subprocess.run(["squeue", "-h", "-t", "all", f"--name={run_id}", "-o", "%k"],
                                  capture_output=True, text=True, check=True).stdout.split()

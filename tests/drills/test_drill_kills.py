@@ -184,28 +184,39 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+DOWNLOAD_PAPERS = {"per_group": 12, "seed": 11}
+DOWNLOAD_ARXIV = {"source": "api", "papers_per_group": 5, "seed": 0}
+
+
+@pytest.fixture(scope="module")
+def clean_download(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> Path:
+    """The reference for both kills: the same download, never interrupted (its own server, the same papers)."""
+    clean_dir = tmp_path_factory.mktemp("clean-download")
+    with AtomServer(synthetic_papers(**DOWNLOAD_PAPERS)) as server:
+        config = clean_dir / "config.yaml"
+        drill_config(config, [tiny_model_entry("tiny", tiny_model_dir)],
+                     {**DOWNLOAD_ARXIV, "api": api_block(server.url, clean_dir / "cache")})
+        clean = subprocess.run(_snakemake(clean_dir, config, "--cores", "2", *DATA_TARGETS), capture_output=True,
+                               text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr[-4000:]
+    return clean_dir
+
+
 @pytest.mark.parametrize("victim", ["master", "process group"])
 def test_sigkill_of_snakemake_during_the_arxiv_download(victim: str, tmp_path: Path, tiny_model_dir: Path,
-                                                        drill) -> None:
+                                                        clean_download: Path, drill) -> None:
     what = ("the snakemake master only (its fetch jobs run on as orphans)" if victim == "master"
             else "the snakemake master and its fetch jobs (the whole process group, as a pre-emption does)")
     row = drill(f"SIGKILL snakemake ({victim}) during arXiv download", "fault",
                 f"SIGKILL of {what} once 2 API pages are cached",
                 "no group data left; after `snakemake --unlock` the same command (--rerun-incomplete, as the "
                 "profiles set) fetches only pages not cached; data identical to a clean run")
-    papers = synthetic_papers(12, seed=11)
     models = [tiny_model_entry("tiny", tiny_model_dir)]
-    with AtomServer(papers, delay_s=0.4) as server:
-        clean_dir, killed_dir = tmp_path / "clean", tmp_path / "killed"
-        arxiv = {"source": "api", "papers_per_group": 5, "seed": 0}
-        clean_cfg, killed_cfg = clean_dir / "config.yaml", killed_dir / "config.yaml"
-        drill_config(clean_cfg, models, {**arxiv, "api": api_block(server.url, clean_dir / "cache")})
-        drill_config(killed_cfg, models, {**arxiv, "api": api_block(server.url, killed_dir / "cache")})
-
-        clean = subprocess.run(_snakemake(clean_dir, clean_cfg, "--cores", "2", *DATA_TARGETS), capture_output=True,
-                               text=True, timeout=300)
-        assert clean.returncode == 0, clean.stderr[-4000:]
-        clean_requests = len(server.requests)
+    clean_dir = clean_download
+    with AtomServer(synthetic_papers(**DOWNLOAD_PAPERS), delay_s=0.4) as server:
+        killed_dir = tmp_path / "killed"
+        killed_cfg = killed_dir / "config.yaml"
+        drill_config(killed_cfg, models, {**DOWNLOAD_ARXIV, "api": api_block(server.url, killed_dir / "cache")})
 
         master = subprocess.Popen(_snakemake(killed_dir, killed_cfg, "--cores", "2", *DATA_TARGETS),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -233,7 +244,7 @@ def test_sigkill_of_snakemake_during_the_arxiv_download(victim: str, tmp_path: P
                                           *DATA_TARGETS), capture_output=True, text=True, timeout=300)
         assert rerun.returncode == 0, rerun.stderr[-4000:]
         rerun_requests = server.requests[requests_at_rerun:]
-        killed_requests = server.requests[clean_requests:requests_at_rerun]
+        killed_requests = server.requests[:requests_at_rerun]
 
     # Cached pages are reused: a page cached before the rerun is never fetched again.
     page_files = {p.relative_to(killed_dir / "cache") for p in (killed_dir / "cache").glob("*/start_*.json")}
