@@ -147,15 +147,24 @@ def _start_slow_job(run: Run, data: Path, output: Path) -> subprocess.Popen:
     return job
 
 
+@pytest.fixture(scope="module")
+def slow_job_reference(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> tuple[Path, Path]:
+    """600 papers (enough that a one-row-batch job is still running when its server is hit) and their rewards
+    scored in this process, one row per batch as the faulty job scores them: (papers, reference scores)."""
+    folder = tmp_path_factory.mktemp("slow-job")
+    data = _papers(folder / "physics.parquet", 600, seed=7)
+    reference = folder / "reference" / "physics.parquet"
+    _in_process(_spec(tiny_model_dir), data, reference, max_batch_rows=1)
+    return data, reference
+
+
 @pytest.mark.parametrize("fault", ["SIGKILL", "SIGSTOP"])
 def test_a_dead_or_hung_server_fails_its_job_with_one_line_and_the_rerun_resumes(
-    tmp_path: Path, tiny_model_dir: Path, fault: str
+    tmp_path: Path, tiny_model_dir: Path, slow_job_reference: tuple[Path, Path], fault: str
 ) -> None:
     run = Run(tmp_path, tiny_model_dir, hang_s=3.0)
     try:
-        data = _papers(tmp_path / "physics.parquet", 600, seed=7)
-        reference = tmp_path / "reference" / "physics.parquet"
-        _in_process(run.spec, data, reference, max_batch_rows=1)
+        data, reference = slow_job_reference
         output = tmp_path / "faulty" / "physics.parquet"
         job = _start_slow_job(run, data, output)
         (server,) = run.server_pids()

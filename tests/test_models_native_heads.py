@@ -276,16 +276,29 @@ def test_hub_id_at_a_pinned_commit_loads_offline_from_the_cache(fixtures: dict[s
                            "abstract": ["We study x.", "We study y and z.", "We fold proteins."]})
     data = tmp_path / "papers.parquet"
     papers.to_parquet(data)
-    outputs = {}
-    for label, path in (("hub", "RLHFlow/ArmoRM-Llama3-8B-v0.1"), ("local", str(fixtures["armorm"]))):
-        outputs[label] = tmp_path / label / "scores.parquet"
+    outputs = {label: tmp_path / label / "scores.parquet" for label in ("hub", "local")}
+
+    def score_args(path: str, output: Path) -> list[str]:
         spec = json.dumps({"name": "armorm-hub", "path": path, "adapter": "armorm", "resources": {"gpu": 0}})
-        env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        result = subprocess.run(
-            [sys.executable, "-m", "rmeval", "score", "--spec", spec, "--task", "fairness", "--input", str(data),
-             "--output", str(outputs[label]), "--threads", "1"], capture_output=True, text=True, check=False, env=env)
-        assert result.returncode == 0, result.stderr
-        assert "trust_remote_code" not in result.stderr
+        return ["score", "--spec", spec, "--task", "fairness", "--input", str(data), "--output", str(output),
+                "--threads", "1"]
+
+    # The hub id in its own process: the hub's cache and offline switches are read when huggingface_hub loads.
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    result = subprocess.run([sys.executable, "-m", "rmeval", *score_args("RLHFlow/ArmoRM-Llama3-8B-v0.1",
+                                                                          outputs["hub"])],
+                            capture_output=True, text=True, check=False, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "trust_remote_code" not in result.stderr
+    # The same folder by its local path, in this process (torch is already imported here).
+    import torch
+    from rmeval.cli import main as rmeval_main
+
+    threads = torch.get_num_threads()
+    try:
+        assert rmeval_main(score_args(str(fixtures["armorm"]), outputs["local"])) == 0
+    finally:
+        torch.set_num_threads(threads)
     meta = json.loads(outputs["hub"].with_name("scores.meta.json").read_text())
     assert meta["revision"] == commit
     np.testing.assert_array_equal(pd.read_parquet(outputs["hub"])["reward"], pd.read_parquet(outputs["local"])["reward"])

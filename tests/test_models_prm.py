@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +101,17 @@ def test_ambiguous_good_bad_tokens_need_ids(prm_dir: Path) -> None:
         load_scorer(_spec(prm_dir, good_token="positive", bad_token="negative"), Runtime(device="cpu", dtype="float32"))
 
 
+def _rmeval_in_process(args: list[str]) -> int:
+    import torch
+    from rmeval.cli import main as rmeval_main
+
+    threads = torch.get_num_threads()  # `--threads` sets torch's for the process: give this worker its own back
+    try:
+        return rmeval_main(args)
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_prm_and_classifier_score_the_shared_rewardmath_sample(
     shared_data: Path, prm_dir: Path, tiny_model_dir: Path, tmp_path: Path
 ) -> None:
@@ -119,12 +128,9 @@ def test_prm_and_classifier_score_the_shared_rewardmath_sample(
     for name, path, adapter in (("prm", prm_dir, "prm"), ("clf", tiny_model_dir, "sequence-classification")):
         spec = {"name": name, "path": str(path), "adapter": adapter, "resources": {"gpu": 0}}
         out = tmp_path / name / "algebra.parquet"
-        if adapter == "prm":  # the command line the RewardMATH rule runs
-            result = subprocess.run(
-                [sys.executable, "-m", "rmeval", "score", "--spec", json.dumps(spec), "--task", "pairs",
-                 "--input", str(table_path), "--output", str(out), "--threads", "1"],
-                capture_output=True, text=True, check=False)
-            assert result.returncode == 0, result.stderr
+        if adapter == "prm":  # the command line the RewardMATH rule runs (in this process: torch is loaded here)
+            assert _rmeval_in_process(["score", "--spec", json.dumps(spec), "--task", "pairs", "--input",
+                                       str(table_path), "--output", str(out), "--threads", "1"]) == 0
         else:
             run_job(JobRequest(spec=spec_from_mapping(spec, where="test"), task="pairs", input=table_path,
                                output=out, meta=out.with_name("algebra.meta.json")))

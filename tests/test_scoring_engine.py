@@ -179,7 +179,8 @@ raise SystemExit(main(sys.argv[1:]))
 """
 
 
-def test_sigkill_after_first_checkpoint_then_resume_gives_identical_parquet(tiny_model_dir: Path, tmp_path: Path) -> None:
+def test_sigkill_after_first_checkpoint_then_resume_gives_identical_parquet(tiny_model_dir: Path, tmp_path: Path,
+                                                                          capfd: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "math.parquet"
     _papers(48, seed=3).to_parquet(data)
     spec = _spec(tiny_model_dir).to_json()
@@ -212,9 +213,15 @@ def test_sigkill_after_first_checkpoint_then_resume_gives_identical_parquet(tiny
     assert job.returncode == -signal.SIGKILL
     assert not resumed.exists(), "a killed job must not leave a final parquet"
 
-    result = _cli([*common, "--output", str(resumed)])
-    assert result.returncode == 0, result.stderr
-    assert "resuming from checkpoint" in result.stderr
+    # The rerun: the same command, in this process (torch is loaded here; the killed job was the real process).
+    from rmeval.cli import main as rmeval_main
+
+    capfd.readouterr()
+    try:
+        assert rmeval_main(["score", *common, "--output", str(resumed)]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    assert "resuming from checkpoint" in capfd.readouterr().err
     pd.testing.assert_frame_equal(pd.read_parquet(resumed), pd.read_parquet(uninterrupted), check_exact=True)
     meta = json.loads(resumed.with_name("math.meta.json").read_text())
     assert 8 <= meta["resumed_rows"] < 48 and meta["rows"] == 48
