@@ -214,6 +214,13 @@ def engine_run(handle: EngineHandle, pairs) -> tuple[np.ndarray, int, int, int]:
     return table["reward"].to_numpy(dtype=np.float64), int(table["n_tokens"].sum()), computed[0], report.batches
 
 
+def first_rows(pairs, count: int):
+    """The first `count` rows of `pairs` (warm-ups, the bf16 rows of --quick)."""
+    from rmeval.tasks import Pairs
+
+    return Pairs(pairs.ids[:count], pairs.prompts[:count], pairs.responses[:count], None)
+
+
 # --- comparison -----------------------------------------------------------------------------------
 def compare_to_reference(result: RunResult, reference: np.ndarray) -> None:
     assert result.rewards is not None
@@ -291,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     # Warm-up on a few rows so one-off kernel set-up is not charged to whichever run goes first.
     one_at_a_time(tokenizer, model, texts[:2], args.max_length)
     rewardbench_policy(tokenizer, model, texts[:8], args.max_length)
-    engine_run(engine, Pairs(pairs.ids[:8], pairs.prompts[:8], pairs.responses[:8], None))
+    engine_run(engine, first_rows(pairs, 8))
 
     rounds: dict[str, list[RunResult]] = {"a": [], "b": [], "c": []}
     for _ in range(repeats):
@@ -308,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.engine_compile:
         compile_started = time.perf_counter()
         engine.scorer.model = torch.compile(engine.scorer.model, dynamic=True)
-        engine_run(engine, Pairs(pairs.ids[:8], pairs.prompts[:8], pairs.responses[:8], None))  # compiles
+        engine_run(engine, first_rows(pairs, 8))  # compiles
         compile_s = time.perf_counter() - compile_started
         results.append(timed("c", f"engine + torch.compile, budget {engine.token_budget} tokens", "float32",
                              lambda: engine_run(engine, pairs)))
@@ -319,12 +326,12 @@ def main(argv: list[str] | None = None) -> int:
         del engine, model
         n16 = min(QUICK_BF16_ROWS, len(texts)) if args.quick else len(texts)
         texts16 = texts[:n16]
-        pairs16 = Pairs(pairs.ids[:n16], pairs.prompts[:n16], pairs.responses[:n16], None)
+        pairs16 = first_rows(pairs, n16)
         warmup = 2 if args.quick else 8  # quick mode times nothing that matters
         tokenizer16, model16 = load_hf_model(model_dir, "bfloat16")
         engine16 = load_engine(model_dir, "bfloat16", args.max_length, args.engine_budget)
         rewardbench_policy(tokenizer16, model16, texts[:warmup], args.max_length)
-        engine_run(engine16, Pairs(pairs.ids[:warmup], pairs.prompts[:warmup], pairs.responses[:warmup], None))
+        engine_run(engine16, first_rows(pairs, warmup))
         for name, policy, work in (
             ("b", "RewardBench: batch 8, dataset order, left pad",
              lambda: rewardbench_policy(tokenizer16, model16, texts16, args.max_length)),

@@ -18,6 +18,7 @@ import pytest
 from rmeval.registry import spec_from_mapping
 from rmeval.scoring.address import RUN_ENV, owner_alive, process_start_ticks, run_environment, server_address
 from rmeval.scoring.cli import wants_server
+from workflow_helpers import torch_threads_kept
 
 WORDS = ("we study reward models group fairness across scientific disciplines tensor networks volatility "
          "auctions protein folding beamforming stochastic gradient").split()
@@ -98,17 +99,13 @@ def run(tmp_path: Path, tiny_model_dir: Path):
 
 def _in_process(spec: str, data: Path, output: Path, **settings) -> None:
     """The cold path (model loaded in this process, torch already imported here): the reference."""
-    import torch
     from rmeval.registry import ModelSpec
     from rmeval.scoring.job import JobRequest, run_job
 
-    threads = torch.get_num_threads()
-    try:
+    with torch_threads_kept():
         run_job(JobRequest(spec=ModelSpec.from_json(spec), task="fairness", input=data, output=output,
                            meta=output.with_name(output.stem + ".meta.json"), threads=1, progress_every_s=0,
                            **settings))
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _meta(output: Path) -> dict:

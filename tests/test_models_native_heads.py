@@ -21,6 +21,7 @@ from rmeval.models.base import Runtime
 from rmeval.registry import spec_from_mapping
 from rmeval.scoring.engine import EngineSettings, score_rows
 from rmeval.tasks import Pairs
+from workflow_helpers import rmeval_in_process
 
 ATOL = 1e-5
 
@@ -230,8 +231,6 @@ def test_rmeval_score_cli_equals_the_model_card(kind: str, fixtures: dict[str, P
                                                 patched_docstring) -> None:
     """The `rmeval score` command itself (spec JSON, runtime choice, parquet + meta) on the fairness task."""
     import pandas as pd
-    import torch
-    from rmeval.cli import main
     from rmeval.tasks import fairness_pairs
 
     rng = np.random.default_rng(5)
@@ -243,13 +242,9 @@ def test_rmeval_score_cli_equals_the_model_card(kind: str, fixtures: dict[str, P
     data = tmp_path / "papers.parquet"
     papers.to_parquet(data)
     output = tmp_path / "scores.parquet"
-    threads = torch.get_num_threads()
-    try:
-        status = main(["score", "--spec", _spec(kind, fixtures[kind]).to_json(), "--task", "fairness", "--input",
-                       str(data), "--output", str(output), "--threads", "1", "--progress-every", "0",
-                       "--token-budget", "400"])
-    finally:
-        torch.set_num_threads(threads)
+    status = rmeval_in_process(["score", "--spec", _spec(kind, fixtures[kind]).to_json(), "--task", "fairness",
+                                "--input", str(data), "--output", str(output), "--threads", "1", "--progress-every",
+                                "0", "--token-budget", "400"])
     assert status == 0
     card, _ = _card_rewards(kind, fixtures[kind], fairness_pairs(papers, where="test"))
     table = pd.read_parquet(output)
@@ -290,15 +285,8 @@ def test_hub_id_at_a_pinned_commit_loads_offline_from_the_cache(fixtures: dict[s
                             capture_output=True, text=True, check=False, env=env)
     assert result.returncode == 0, result.stderr
     assert "trust_remote_code" not in result.stderr
-    # The same folder by its local path, in this process (torch is already imported here).
-    import torch
-    from rmeval.cli import main as rmeval_main
-
-    threads = torch.get_num_threads()
-    try:
-        assert rmeval_main(score_args(str(fixtures["armorm"]), outputs["local"])) == 0
-    finally:
-        torch.set_num_threads(threads)
+    # The same folder by its local path, in this process.
+    assert rmeval_in_process(score_args(str(fixtures["armorm"]), outputs["local"])) == 0
     meta = json.loads(outputs["hub"].with_name("scores.meta.json").read_text())
     assert meta["revision"] == commit
     np.testing.assert_array_equal(pd.read_parquet(outputs["hub"])["reward"], pd.read_parquet(outputs["local"])["reward"])

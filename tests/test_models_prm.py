@@ -16,6 +16,7 @@ from rmeval.scoring.engine import EngineSettings, score_rows
 from rmeval.scoring.job import JobRequest, run_job
 from rmeval.tasks import Pairs
 from rmeval.testing.tiny_model import PRM_STEP_TAG, build_tiny_model
+from workflow_helpers import rmeval_in_process
 
 STEPS = [
     ["Let x be the number of apples.", "Then 3x + 2 = 11, so 3x = 9.", "Therefore x = 3. The answer is 3."],
@@ -101,17 +102,6 @@ def test_ambiguous_good_bad_tokens_need_ids(prm_dir: Path) -> None:
         load_scorer(_spec(prm_dir, good_token="positive", bad_token="negative"), Runtime(device="cpu", dtype="float32"))
 
 
-def _rmeval_in_process(args: list[str]) -> int:
-    import torch
-    from rmeval.cli import main as rmeval_main
-
-    threads = torch.get_num_threads()  # `--threads` sets torch's for the process: give this worker its own back
-    try:
-        return rmeval_main(args)
-    finally:
-        torch.set_num_threads(threads)
-
-
 def test_prm_and_classifier_score_the_shared_rewardmath_sample(
     shared_data: Path, prm_dir: Path, tiny_model_dir: Path, tmp_path: Path
 ) -> None:
@@ -129,8 +119,8 @@ def test_prm_and_classifier_score_the_shared_rewardmath_sample(
         spec = {"name": name, "path": str(path), "adapter": adapter, "resources": {"gpu": 0}}
         out = tmp_path / name / "algebra.parquet"
         if adapter == "prm":  # the command line the RewardMATH rule runs (in this process: torch is loaded here)
-            assert _rmeval_in_process(["score", "--spec", json.dumps(spec), "--task", "pairs", "--input",
-                                       str(table_path), "--output", str(out), "--threads", "1"]) == 0
+            assert rmeval_in_process(["score", "--spec", json.dumps(spec), "--task", "pairs", "--input",
+                                      str(table_path), "--output", str(out), "--threads", "1"]) == 0
         else:
             run_job(JobRequest(spec=spec_from_mapping(spec, where="test"), task="pairs", input=table_path,
                                output=out, meta=out.with_name("algebra.meta.json")))

@@ -21,6 +21,7 @@ from rmeval.scoring.batching import plan_batches
 from rmeval.scoring.engine import EngineSettings, score_rows
 from rmeval.scoring.job import JobRequest, run_job
 from rmeval.tasks import Pairs, fairness_pairs
+from workflow_helpers import rmeval_in_process, torch_threads_kept
 
 WORDS = ("we study reward models group fairness across scientific disciplines tensor networks volatility "
          "auctions protein folding beamforming stochastic gradient").split()
@@ -187,16 +188,11 @@ def test_sigkill_after_first_checkpoint_then_resume_gives_identical_parquet(tiny
     common = ["--spec", spec, "--task", "fairness", "--input", str(data), "--threads", "1",
               "--max-batch-rows", "4", "--checkpoint-every", "8", "--progress-every", "0"]
     # The uninterrupted reference runs in-process with the same settings (one fewer interpreter start).
-    import torch
-
-    threads = torch.get_num_threads()
     uninterrupted = tmp_path / "a" / "math.parquet"
-    try:
+    with torch_threads_kept():
         run_job(JobRequest(spec=_spec(tiny_model_dir), task="fairness", input=data, output=uninterrupted,
                            meta=uninterrupted.with_name("math.meta.json"), threads=1, max_batch_rows=4,
                            checkpoint_every=8, progress_every_s=0))
-    finally:
-        torch.set_num_threads(threads)
 
     resumed = tmp_path / "b" / "math.parquet"
     partial = resumed.with_name("math.parquet.partial")
@@ -213,14 +209,9 @@ def test_sigkill_after_first_checkpoint_then_resume_gives_identical_parquet(tiny
     assert job.returncode == -signal.SIGKILL
     assert not resumed.exists(), "a killed job must not leave a final parquet"
 
-    # The rerun: the same command, in this process (torch is loaded here; the killed job was the real process).
-    from rmeval.cli import main as rmeval_main
-
+    # The rerun: the same command, in this process (the killed job was the real process).
     capfd.readouterr()
-    try:
-        assert rmeval_main(["score", *common, "--output", str(resumed)]) == 0
-    finally:
-        torch.set_num_threads(threads)
+    assert rmeval_in_process(["score", *common, "--output", str(resumed)]) == 0
     assert "resuming from checkpoint" in capfd.readouterr().err
     pd.testing.assert_frame_equal(pd.read_parquet(resumed), pd.read_parquet(uninterrupted), check_exact=True)
     meta = json.loads(resumed.with_name("math.meta.json").read_text())
@@ -235,15 +226,8 @@ def test_meta_sidecar_and_progress_lines(
     _papers(20).to_parquet(data)
     output = tmp_path / "scores" / "tiny" / "economics.parquet"
     spec = _spec(tiny_model_dir, max_length=64).to_json()
-    import torch
-    from rmeval.cli import main
-
-    threads = torch.get_num_threads()
-    try:  # in-process: the CLI path without another interpreter start
-        status = main(["score", "--spec", spec, "--task", "fairness", "--input", str(data), "--output", str(output),
-                       "--threads", "1", "--progress-every", "0"])
-    finally:
-        torch.set_num_threads(threads)
+    status = rmeval_in_process(["score", "--spec", spec, "--task", "fairness", "--input", str(data), "--output",
+                                str(output), "--threads", "1", "--progress-every", "0"])
     stderr = capsys.readouterr().err
     assert status == 0, stderr
     table = pd.read_parquet(output)

@@ -9,6 +9,8 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -17,6 +19,27 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # The paper's eight groups, exactly as the shipped paper config defines them.
 PAPER_GROUPS: dict[str, list[str]] = yaml.safe_load((REPO_ROOT / "config" / "config.yaml").read_text())["groups"]
+
+
+@contextmanager
+def torch_threads_kept() -> Iterator[None]:
+    """Around scoring run inside a test worker: `--threads` (JobRequest.threads) sets torch's thread count for the
+    whole process, so the worker gets its own count back."""
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def rmeval_in_process(args: Sequence[str]) -> int:
+    """`rmeval ARGS` in this process: the CLI path without another interpreter start (torch is loaded here)."""
+    from rmeval.cli import main
+
+    with torch_threads_kept():
+        return main(list(args))
 
 
 def shared_data_dir() -> Path | None:

@@ -17,7 +17,7 @@ from rmeval.cli import main as rmeval_main
 from rmeval.errors import RmevalError
 from rmeval.registry import spec_from_mapping
 from rmeval.scoring.job import JobRequest, run_job
-from workflow_helpers import tiny_model_entry
+from workflow_helpers import tiny_model_entry, torch_threads_kept
 
 TEX_TITLE = r"$\mathcal{O}(n^{2})$ \emph{vs.} $\Theta\left(\sqrt{n}\,\log n\right)$"
 HUGE_ABSTRACT = ("We estimate the labour market response to a policy shock in a panel of countries. " * 1300)[:100_000]
@@ -130,16 +130,11 @@ def test_empty_abstract_in_a_scoring_input_is_rejected_naming_the_row(tmp_path: 
 
 
 def _score(model_dir: Path, data: Path, output: Path) -> dict:
-    import torch
-
     spec = spec_from_mapping(tiny_model_entry("tiny", model_dir), where="drill")
-    threads = torch.get_num_threads()
-    try:
+    with torch_threads_kept():
         return run_job(JobRequest(spec=spec, task="fairness", input=data, output=output,
                                   meta=output.with_name(output.name.replace(".parquet", ".meta.json")), threads=1,
                                   max_batch_rows=8, checkpoint_every=4))
-    finally:
-        torch.set_num_threads(threads)
 
 
 def test_tex_titles_and_100kb_abstracts_are_scored_truncated_and_flagged(

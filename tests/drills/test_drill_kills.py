@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from drill_helpers import AtomServer, api_block, drill_config, synthetic_papers
-from workflow_helpers import REPO_ROOT, tiny_model_entry
+from workflow_helpers import REPO_ROOT, rmeval_in_process, tiny_model_entry
 
 FAULT_RUNNER = Path(__file__).resolve().parent / "fault_runner.py"
 SCORE_ROWS = 40
@@ -45,16 +45,9 @@ def _env(**faults: str) -> dict[str, str]:
 
 
 def _score_in_process(spec: str, data: Path, output: Path) -> int:
-    """The same CLI in this process (torch is already imported here: no interpreter start)."""
-    import torch
-    from rmeval.cli import main as rmeval_main
-
-    threads = torch.get_num_threads()
-    try:
-        return rmeval_main(["score", "--spec", spec, "--task", "fairness", "--input", str(data), "--output",
-                            str(output), *ENGINE_FLAGS])
-    finally:
-        torch.set_num_threads(threads)
+    """The same CLI in this process (no interpreter start)."""
+    return rmeval_in_process(["score", "--spec", spec, "--task", "fairness", "--input", str(data), "--output",
+                              str(output), *ENGINE_FLAGS])
 
 
 @pytest.fixture(scope="module")
