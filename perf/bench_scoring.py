@@ -45,7 +45,7 @@ REWARDBENCH_CLI_NOTE = (
 QUICK_ROWS = 24
 # bf16 matmuls are ~8x slower than fp32 on CPUs without native bf16 (AVX2): in --quick mode the bf16 rows run on
 # the first rows only (three RewardBench batches of fp32 stay, so its fixed batch of 8 is still exercised).
-QUICK_BF16_ROWS = 8
+QUICK_BF16_ROWS = 4
 # Relative difference |r - r_a| / max(|r_a|, rms(r_a)): relative to the reward itself, or to the reward
 # scale for rewards smaller than it, so a reward that happens to sit near zero does not turn float noise
 # (~1e-7 absolute) into a large "relative" number. The pointwise |r - r_a| / |r_a| is reported too.
@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         n16 = min(QUICK_BF16_ROWS, len(texts)) if args.quick else len(texts)
         texts16 = texts[:n16]
         pairs16 = first_rows(pairs, n16)
-        warmup = 2 if args.quick else 8  # quick mode times nothing that matters
+        warmup = 1 if args.quick else 8  # quick mode times nothing that matters
         tokenizer16, model16 = load_hf_model(model_dir, "bfloat16")
         engine16 = load_engine(model_dir, "bfloat16", args.max_length, args.engine_budget)
         rewardbench_policy(tokenizer16, model16, texts[:warmup], args.max_length)

@@ -85,19 +85,35 @@ def test_snakemake_with_a_direct_and_a_pairwise_judge(both_branches_run: JudgedR
     print("\n" + (results / "tables" / "rewardmath_metrics.md").read_text())
 
     # A rerun from scratch of every judge's outputs, in a new run directory that has the same inputs and a copy
-    # of the API cache (options.cache_dir) but no results: all replies come from the cache. (The shared run's
-    # own results stay for the other tests that read them.)
+    # of the API cache (options.cache_dir) but no results: all replies come from the cache, and every judge score
+    # and official-layout file (from which the metrics above were read back) is the same. (The shared run's own
+    # results stay for the other tests that read them; the models that are not judges are not scored again.)
     rerun = tmp_path / "rerun"
     rerun.mkdir()
     (rerun / "inputs").symlink_to(workdir / "inputs")
     shutil.copytree(workdir / "api-cache", rerun / "api-cache")
-    judge_scores = [f"results/scores/judge-direct/{group}.parquet" for group in config["groups"]]
-    run_snakemake(rerun, run.configfile, "--cores", "2", "results/tables/rewardmath_metrics_ci.csv", *judge_scores,
-                  env={JUDGE_KEY_ENV: JUDGE_SECRET})
+    judges = sorted(judge["name"] for judge in judge_entries(config))
+    judge_outputs = [f"results/rewardmath/official/{judge}.json" for judge in judges]
+    judge_outputs += [f"results/rewardmath/scores/{judge}/rewardbench_math_prm.parquet" for judge in judges]
+    judge_outputs += [f"results/scores/judge-direct/{group}.parquet" for group in config["groups"]]
+    run_snakemake(rerun, run.configfile, "--cores", "2", *judge_outputs, env={JUDGE_KEY_ENV: JUDGE_SECRET})
     rerun_sent = server.requests - sent
     print(f"\nloopback judge server: first run {sent} requests, rerun from scratch {rerun_sent} requests")
     assert rerun_sent == 0
-    assert _csv(rerun / "results" / "tables" / "rewardmath_metrics_ci.csv") == list(metrics.values())
+    def scored(folder: Path) -> list[str]:
+        return sorted(p.relative_to(folder).as_posix() for p in (folder / "results").rglob("*.parquet")
+                      if "scores" in p.parts)
+
+    rescored = scored(rerun)
+    # Every judge's RewardMATH and RewardBench scores and judge-direct's fairness scores; nothing else.
+    assert rescored == [name for name in scored(workdir) if "/judge-" in name and (
+        "/rewardmath/" in name or "judge-direct" in name)], rescored
+    for name in judge_outputs:
+        if name.endswith(".json"):
+            assert json.loads((rerun / name).read_text()) == json.loads((workdir / name).read_text()), name
+    for name in rescored:
+        pd.testing.assert_frame_equal(pd.read_parquet(rerun / name), pd.read_parquet(workdir / name),
+                                      check_exact=True, obj=name)
 
     for folder in (workdir, rerun):
         searched = [p for p in folder.rglob("*") if p.is_file()]  # the API cache included

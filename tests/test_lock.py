@@ -179,7 +179,8 @@ def test_a_model_folder_changed_after_locking_stops_the_job(locked_run, tmp_path
     locked = load_lock(published).models["tiny"].revision
     now = local_fingerprint(changed)
     assert locked != now
-    assert f"loaded revision {now} but the lock says {locked}" in log
+    assert f"found revision {now} but the lock says {locked}" in log
+    assert "model server" not in log, "the changed folder is caught before anything loads it"
     assert not (tmp_path / "results" / "scores" / "tiny" / "physics.parquet").exists()
 
 

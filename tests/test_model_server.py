@@ -59,8 +59,8 @@ class Run:
         self.env = {**os.environ, RUN_ENV: self.run_id, "HF_HUB_OFFLINE": "1", "RMEVAL_SERVER_HANG_S": str(hang_s),
                     "RMEVAL_SERVER_IDLE_S": "120"}
 
-    def command(self, data: Path, output: Path, *extra: str) -> list[str]:
-        return [sys.executable, "-m", "rmeval", "score", "--spec", self.spec, "--task", "fairness", "--input",
+    def command(self, data: Path, output: Path, *extra: str, runner: tuple[str, ...] = ("-m", "rmeval")) -> list[str]:
+        return [sys.executable, *runner, "score", "--spec", self.spec, "--task", "fairness", "--input",
                 str(data), "--output", str(output), "--threads", "1", "--progress-every", "0", *extra]
 
     def score(self, data: Path, output: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -131,62 +131,77 @@ def test_jobs_after_the_first_reuse_the_warm_model_with_identical_rewards(run: R
                                       check_exact=True)
 
 
-def _start_slow_job(run: Run, data: Path, output: Path) -> subprocess.Popen:
-    """A job of one-row batches with a checkpoint every 10 rows, stopped at once after its third part."""
-    job = subprocess.Popen(run.command(data, output, "--max-batch-rows", "1", "--checkpoint-every", "10"),
-                           cwd=run.workdir, env=run.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+# The real CLI with a pause before each batch it sends to the server (RMEVAL_DRILL_SLOW_S): still running when
+# its server is hit, however fast the machine.
+FAULT_RUNNER = Path(__file__).resolve().parent / "drills" / "fault_runner.py"
+SLOW_JOB_ROWS = 80
+
+
+def _start_slow_job(run: Run, data: Path, output: Path, parts: int) -> subprocess.Popen:
+    """A job of one-row batches (0.05 s apart) with a checkpoint every 10 rows, hit once `parts` parts exist."""
+    command = run.command(data, output, "--max-batch-rows", "1", "--checkpoint-every", "10",
+                          runner=(str(FAULT_RUNNER),))
+    job = subprocess.Popen(command, cwd=run.workdir, env={**run.env, "RMEVAL_DRILL_SLOW_S": "0.05"},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     partial = output.with_name(output.name + ".partial")
     deadline = time.monotonic() + 120
-    while len(list(partial.glob("part-*.parquet"))) < 3:
-        assert job.poll() is None, f"job ended before its third checkpoint: {job.stderr.read()}"
-        assert time.monotonic() < deadline, "no checkpoint within 120 s"
+    while len(list(partial.glob("part-*.parquet"))) < parts:
+        assert job.poll() is None, f"job ended before checkpoint part {parts}: {job.stderr.read()}"
+        assert time.monotonic() < deadline, f"no checkpoint part {parts} within 120 s"
         time.sleep(0.005)
     return job
 
 
 @pytest.fixture(scope="module")
 def slow_job_reference(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> tuple[Path, Path]:
-    """600 papers (enough that a one-row-batch job is still running when its server is hit) and their rewards
-    scored in this process, one row per batch as the faulty job scores them: (papers, reference scores)."""
+    """The slow job's papers and their rewards scored in this process, one row per batch as the faulty job
+    scores them: (papers, reference scores)."""
     folder = tmp_path_factory.mktemp("slow-job")
-    data = _papers(folder / "physics.parquet", 600, seed=7)
+    data = _papers(folder / "physics.parquet", SLOW_JOB_ROWS, seed=7)
     reference = folder / "reference" / "physics.parquet"
     _in_process(_spec(tiny_model_dir), data, reference, max_batch_rows=1)
     return data, reference
 
 
-@pytest.mark.parametrize("fault", ["SIGKILL", "SIGSTOP"])
-def test_a_dead_or_hung_server_fails_its_job_with_one_line_and_the_rerun_resumes(
-    tmp_path: Path, tiny_model_dir: Path, slow_job_reference: tuple[Path, Path], fault: str
+def test_a_dead_then_a_hung_server_fails_its_job_with_one_line_and_each_rerun_resumes(
+    tmp_path: Path, tiny_model_dir: Path, slow_job_reference: tuple[Path, Path]
 ) -> None:
+    """One job, its server SIGKILLed after 3 checkpoint parts; the rerun's new server SIGSTOPped after 5; the
+    third run finishes from the checkpoint, with the rewards of an uninterrupted run."""
     run = Run(tmp_path, tiny_model_dir, hang_s=3.0)
     try:
         data, reference = slow_job_reference
         output = tmp_path / "faulty" / "physics.parquet"
-        job = _start_slow_job(run, data, output)
-        (server,) = run.server_pids()
-        os.kill(server, getattr(signal, fault))
-        _, stderr = job.communicate(timeout=60)
-        assert job.returncode == 2, stderr
-        errors = [line for line in stderr.splitlines() if "error:" in line]
-        assert len(errors) == 1 and "Traceback" not in stderr, stderr
-        expected = "died during a batch" if fault == "SIGKILL" else "sent nothing for 3 s"
-        assert f"model server for 'tiny' (pid {server}) {expected}" in errors[0]
-        assert "Rerun the workflow: this job resumes from its checkpoint" in errors[0]
-        # A hung server is killed by the job that found it, so the rerun does not wait on it.
-        deadline = time.monotonic() + 10
-        while alive(server) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not alive(server), "the hung server was left running"
         partial = output.with_name("physics.parquet.partial")
-        assert len(list(partial.glob("part-*.parquet"))) >= 3, "the job's checkpoint must survive a server fault"
-        assert not output.exists()
+        servers = []
+        for fault, parts in (("SIGKILL", 3), ("SIGSTOP", 5)):
+            job = _start_slow_job(run, data, output, parts)
+            (server,) = run.server_pids()  # a new one each time: the last one was killed by its fault
+            assert server not in servers
+            servers.append(server)
+            os.kill(server, getattr(signal, fault))
+            _, stderr = job.communicate(timeout=60)
+            assert job.returncode == 2, stderr
+            errors = [line for line in stderr.splitlines() if "error:" in line]
+            assert len(errors) == 1 and "Traceback" not in stderr, stderr
+            expected = "died during a batch" if fault == "SIGKILL" else "sent nothing for 3 s"
+            assert f"model server for 'tiny' (pid {server}) {expected}" in errors[0]
+            assert "Rerun the workflow: this job resumes from its checkpoint" in errors[0]
+            if parts > 3:
+                assert "resuming from checkpoint" in stderr
+            # A hung server is killed by the job that found it, so the rerun does not wait on it.
+            deadline = time.monotonic() + 10
+            while alive(server) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not alive(server), f"the {fault} server was left running"
+            assert len(list(partial.glob("part-*.parquet"))) >= parts, "the checkpoint must survive a server fault"
+            assert not output.exists()
 
         result = run.score(data, output, "--max-batch-rows", "1", "--checkpoint-every", "10")
         assert result.returncode == 0, result.stderr
         assert "resuming from checkpoint" in result.stderr and "started model server" in result.stderr
         meta = _meta(output)
-        assert meta["resumed_rows"] >= 30 and meta["model_server"]["pid"] != server
+        assert meta["resumed_rows"] >= 50 and meta["model_server"]["pid"] not in servers
         pd.testing.assert_frame_equal(pd.read_parquet(output), pd.read_parquet(reference), check_exact=True)
     finally:
         run.end()

@@ -1,4 +1,5 @@
-"""Smoke test of perf/bench_scoring.py --quick: it runs end to end and its rewards agree.
+"""Smoke test of perf/bench_scoring.py --quick (its main(), in the test process): it runs end to end and its
+rewards agree.
 
 Checks the JSON line's structure and that the batched runs reproduce one-at-a-time rewards;
 never timings (performance is reported by the benchmark, not asserted by tests).
@@ -6,27 +7,39 @@ never timings (performance is reported by the benchmark, not asserted by tests).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
-import os
-import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+
+import pytest
+from workflow_helpers import torch_threads_kept
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RUN_FIELDS = {"name", "policy", "dtype", "rows", "real_tokens", "computed_tokens", "batches", "wall_s", "cpu_s",
               "tokens_per_s", "padding_efficiency", "max_rel_diff_vs_a"}
 
 
-def test_bench_scoring_quick(shared_data: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "RMEVAL_SHARED_DATA": str(shared_data)}
-    completed = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "perf" / "bench_scoring.py"), "--quick", "--threads", "1",
-         "--cache-dir", str(tmp_path / "models")],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    summary = json.loads(completed.stdout.strip().splitlines()[-1])
+def _bench_scoring_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_scoring", REPO_ROOT / "perf" / "bench_scoring.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_scoring", module)  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_scoring_quick(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    # The script's main() in this process (torch is loaded here already); its last stdout line is the summary.
+    monkeypatch.setenv("RMEVAL_SHARED_DATA", str(shared_data))
+    bench = _bench_scoring_module(monkeypatch)
+    with torch_threads_kept():
+        status = bench.main(["--quick", "--threads", "1", "--cache-dir", str(tmp_path / "models")])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err[-3000:]
+    summary = json.loads(captured.out.strip().splitlines()[-1])
 
     assert summary["benchmark"] == "bench_scoring" and summary["quick"] is True
     assert summary["rewardbench_cli"].startswith("not run: needs CUDA")
@@ -37,7 +50,7 @@ def test_bench_scoring_quick(shared_data: Path, tmp_path: Path) -> None:
     assert summary["rows"] == 24
     for run in runs:
         assert RUN_FIELDS <= set(run)
-        assert run["rows"] == (24 if run["dtype"] == "float32" else 8)  # --quick: bf16 on the first 8 rows
+        assert run["rows"] == (24 if run["dtype"] == "float32" else 4)  # --quick: bf16 on the first 4 rows
     # every policy scores the same token sequences
     assert runs[0]["real_tokens"] == runs[1]["real_tokens"] == runs[2]["real_tokens"]
     assert runs[3]["real_tokens"] == runs[4]["real_tokens"] < runs[0]["real_tokens"]

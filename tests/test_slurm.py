@@ -1,13 +1,15 @@
-"""The SLURM path on a real single-node cluster (started by .ci/slurm/start.sh: two count-only GPUs),
-and kill-the-master-then-resume of the real workflow (the `slurm` scenario of .test/), locally and on Slurm.
+"""The SLURM path on a real single-node cluster (started by .ci/slurm/start.sh: two count-only GPUs): the real
+workflow (the `slurm` scenario of .test/) through profiles/slurm, its master killed mid-run and resumed, every
+scoring job a Slurm job on its own GPU, and the cluster's scores equal to this machine's, bit for bit.
 
-Slurm tests skip, with the reason, when no cluster answers `sinfo` or the executor plugin is missing;
-the local kill/resume test needs only the shared data.
+The tests skip, with the reason, when no cluster answers `sinfo` or the executor plugin is missing.
+(Killing a local master and resuming: tests/drills/test_drill_kills.py; local GPU claims: tests/test_devices.py.)
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import importlib.util
 import json
 import os
@@ -15,8 +17,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
-import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,78 +62,6 @@ def slurm_cluster() -> None:
         pytest.skip(problem)
 
 
-def _run_snakemake(workdir: Path, *extra: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "snakemake", "--directory", str(workdir), *extra]
-    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
-
-
-def _overlaps(a: dict, b: dict) -> bool:
-    return a["start"] < b["end"] and b["start"] < a["end"]
-
-
-# Each toy job claims its GPU the way `rmeval score` does, then records what it saw.
-TOY_JOB = textwrap.dedent(
-    """
-    import json, os, socket, sys, time
-    from rmeval.devices import claim_gpus
-
-    with claim_gpus(1) as claim:
-        start = time.time()
-        time.sleep(4)
-        record = {"job": sys.argv[1], "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
-                  "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "claim_mode": claim.mode,
-                  "host": socket.gethostname(), "start": start, "end": time.time()}
-    with open(sys.argv[2], "w") as handle:
-        json.dump(record, handle)
-    """
-)
-
-TOY_SNAKEFILE = textwrap.dedent(
-    """
-    rule all:
-        input:
-            expand("out/{i}.json", i=range(2)),
-        localrule: True
-
-
-    rule gpu_job:
-        output:
-            "out/{i}.json",
-        log:
-            "logs/gpu_job/{i}.log",
-        resources:
-            gpu=1,
-            mem_mb=100,
-            runtime=5,
-        shell:
-            "{PYTHON} toy_job.py {wildcards.i} {output} > {log} 2>&1"
-    """
-).replace("{PYTHON}", sys.executable)
-
-
-@pytest.mark.slurm
-def test_toy_gpu_jobs_run_as_slurm_jobs_on_distinct_gpus(slurm_cluster: None, tmp_path: Path) -> None:
-    (tmp_path / "Snakefile").write_text(TOY_SNAKEFILE)
-    (tmp_path / "toy_job.py").write_text(TOY_JOB)
-    started = time.monotonic()
-    result = _run_snakemake(tmp_path, "--workflow-profile", str(SLURM_PROFILE), *CI_CLUSTER_FLAGS, "--jobs", "2")
-    wall_s = time.monotonic() - started
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    records = [json.loads((tmp_path / "out" / f"{i}.json").read_text()) for i in range(2)]
-    print(f"toy Slurm workflow: {wall_s:.1f} s; " + ", ".join(
-        f"job {r['job']} -> slurm {r['slurm_job_id']} gpu {r['cuda_visible_devices']}" for r in records))
-    for record in records:
-        assert record["slurm_job_id"], record  # ran inside a Slurm allocation, not on the master
-        assert record["claim_mode"] == "slurm"  # rmeval left CUDA_VISIBLE_DEVICES to Slurm
-        assert record["cuda_visible_devices"] in {"0", "1"}, record
-    assert len({r["slurm_job_id"] for r in records}) == 2
-    # Two GPUs, two 4-second jobs submitted at once: Slurm runs both at once, each on its own GPU. (GPUs handed
-    # on from a finished job to a pending one: the `slurm` scenario below, 3 pairs on 2 GPUs.)
-    first, second = records
-    assert _overlaps(first, second), records
-    assert first["cuda_visible_devices"] != second["cuda_visible_devices"], records
-
-
 # --- the real workflow: a tiny config through profiles/slurm, killed mid-run and resumed ---
 
 # The `slurm` scenario of .test/: 3 one-GPU scoring jobs on 2 GPUs run in two waves, so a kill after the first
@@ -174,9 +102,8 @@ def _slurm_job_of(meta: Path, workdir: Path) -> str | None:
     return found.group(1) if found else None
 
 
-def _recorded_complete(workdir: Path, slurm: bool) -> list[Path]:
-    """Score metadata files of pairs whose job Snakemake recorded as finished and, on Slurm, whose
-    Slurm job has ended. (A job cancelled in the second between writing its files and exiting may
+def _recorded_complete(workdir: Path) -> list[Path]:
+    """Score metadata files of pairs whose job Snakemake recorded as finished and whose Slurm job has ended. (A job cancelled in the second between writing its files and exiting may
     lose them, and is then scored again: seen on this cluster, so such a pair does not count.)"""
     incomplete = _incomplete_outputs(workdir)
     done = []
@@ -184,12 +111,11 @@ def _recorded_complete(workdir: Path, slurm: bool) -> list[Path]:
         relative = meta.relative_to(workdir).as_posix()
         if relative in incomplete or relative.replace(".meta.json", ".parquet") in incomplete:
             continue
-        if slurm:
-            job_id = _slurm_job_of(meta, workdir)
-            state = subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], capture_output=True,
-                                   text=True).stdout.strip() if job_id else ""
-            if state != "COMPLETED":
-                continue
+        job_id = _slurm_job_of(meta, workdir)
+        state = subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], capture_output=True,
+                               text=True).stdout.strip() if job_id else ""
+        if state != "COMPLETED":
+            continue
         done.append(meta)
     return done
 
@@ -200,7 +126,7 @@ def _recorded_complete(workdir: Path, slurm: bool) -> list[Path]:
 RUN_TARGETS = ["fairness_stats"]
 
 
-def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str], slurm: bool) -> ResumedRun:
+def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str]) -> ResumedRun:
     command = snakemake_command(SCENARIO, workdir, *args, *RUN_TARGETS)
     started = time.monotonic()
     first_log = workdir / "first-run.log"
@@ -208,7 +134,7 @@ def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str]
         # Own session: the kill takes the master and its local children at once, like a lost login shell.
         master = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     deadline = time.monotonic() + 600
-    while not _recorded_complete(workdir, slurm):
+    while not _recorded_complete(workdir):
         if master.poll() is not None:
             pytest.fail(f"the run ended before it could be killed:\n{first_log.read_text()[-6000:]}")
         if time.monotonic() > deadline:
@@ -219,19 +145,18 @@ def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str]
     master.wait()
     # Completed = Snakemake recorded the job as finished. A job that wrote its files in the instant
     # before the kill, before the master saw it end, is still marked incomplete and runs again.
-    completed = {str(p): (p.stat().st_mtime_ns, p.read_text()) for p in _recorded_complete(workdir, slurm)}
+    completed = {str(p): (p.stat().st_mtime_ns, p.read_text()) for p in _recorded_complete(workdir)}
     first_output = first_log.read_text()
     run_ids = re.findall(r"SLURM run ID: (\S+)", first_output)
-    if slurm:
-        assert run_ids, first_output[-4000:]
-        # The killed master cannot cancel its jobs: do what the README tells users to do.
-        subprocess.run(["scancel", f"--name={run_ids[0]}"], check=True)
-        for _ in range(150):
-            live = subprocess.run(["squeue", "-h", f"--name={run_ids[0]}", "-t", "PENDING,RUNNING,COMPLETING"],
-                                  capture_output=True, text=True, check=True).stdout.strip()
-            if not live:
-                break
-            time.sleep(0.2)
+    assert run_ids, first_output[-4000:]
+    # The killed master cannot cancel its jobs: do what the README tells users to do.
+    subprocess.run(["scancel", f"--name={run_ids[0]}"], check=True)
+    for _ in range(150):
+        live = subprocess.run(["squeue", "-h", f"--name={run_ids[0]}", "-t", "PENDING,RUNNING,COMPLETING"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        if not live:
+            break
+        time.sleep(0.2)
     unlock = subprocess.run([*command, "--unlock"], capture_output=True, text=True, env=env, timeout=300)
     assert unlock.returncode == 0, unlock.stderr[-4000:]
     rerun = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
@@ -247,22 +172,12 @@ def _workflow_env(tmp: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def local_run(shared_data: Path, tiny_models: TinyModels, tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
-    """The reference: the same config on this machine (two fake GPUs, claimed through lock files)."""
-    workdir = tmp_path_factory.mktemp("local-run")
-    prepare(SCENARIO, workdir, shared_data, tiny_models.copy_to)
-    env = {**_workflow_env(workdir), "RMEVAL_GPU_COUNT": "2"}
-    args = ["--workflow-profile", str(REPO / "profiles" / "local"), "--cores", "2"]
-    return _run_killed_then_resumed(workdir, args, env, slurm=False)
-
-
-@pytest.fixture(scope="module")
 def slurm_run(slurm_cluster: None, shared_data: Path, tiny_models: TinyModels,
               tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
     workdir = tmp_path_factory.mktemp("slurm-run")
     prepare(SCENARIO, workdir, shared_data, tiny_models.copy_to)
     args = ["--workflow-profile", str(SLURM_PROFILE), *CI_CLUSTER_FLAGS, "--jobs", "6", "--local-cores", "2"]
-    return _run_killed_then_resumed(workdir, args, _workflow_env(workdir), slurm=True)
+    return _run_killed_then_resumed(workdir, args, _workflow_env(workdir))
 
 
 def _assert_completed_pairs_not_rescored(run: ResumedRun) -> None:
@@ -276,13 +191,6 @@ def _assert_completed_pairs_not_rescored(run: ResumedRun) -> None:
     all_metas = set(map(str, run.results.glob("scores/*/*.meta.json")))
     assert len(all_metas) == len(E2E_MODELS) * len(E2E_GROUPS)
     assert all_metas - set(run.completed_at_kill), "nothing was left to score after the kill"
-
-
-@pytest.mark.e2e
-def test_local_run_killed_then_resumed_keeps_completed_pairs(local_run: ResumedRun) -> None:
-    _assert_completed_pairs_not_rescored(local_run)
-    for meta_path in local_run.results.glob("scores/*/*.meta.json"):
-        assert json.loads(meta_path.read_text())["gpu_devices"] in (["0"], ["1"])  # claimed a fake GPU
 
 
 def _slurm_job(job_id: str) -> dict[str, str]:
@@ -316,10 +224,14 @@ def test_slurm_run_scores_every_pair_as_a_slurm_job_on_distinct_gpus(slurm_run: 
             jobs.append({"pair": f"{model}/{group}", "job": job_id, "gpu": gpu, "start": start, "end": end})
     print(f"\nSlurm end-to-end (kill + resume): {slurm_run.wall_s:.0f} s; "
           + "; ".join(f"{j['pair']} -> Slurm job {j['job']}, CUDA_VISIBLE_DEVICES={j['gpu']}" for j in jobs))
-    for index, first in enumerate(jobs):
-        for second in jobs[index + 1:]:
-            if first["start"] < second["end"] and second["start"] < first["end"]:
-                assert first["gpu"] != second["gpu"], (first, second)
+    assert len({job["job"] for job in jobs}) == len(jobs), "each pair is its own Slurm job"
+    # Three one-GPU jobs on two GPUs: two ran at once (each wave starts two), and jobs that overlapped in time
+    # never shared a GPU. (The first wave's pair overlaps whether the kill came after one or two of them.)
+    overlapping = [(first, second) for index, first in enumerate(jobs) for second in jobs[index + 1:]
+                   if first["start"] < second["end"] and second["start"] < first["end"]]
+    assert overlapping, jobs
+    for first, second in overlapping:
+        assert first["gpu"] != second["gpu"], (first, second)
 
 
 @pytest.mark.slurm
@@ -338,15 +250,39 @@ def test_slurm_run_killed_then_resumed_keeps_completed_pairs(slurm_run: ResumedR
     _assert_completed_pairs_not_rescored(slurm_run)
 
 
+def _scored_on_this_machine(run: ResumedRun, out: Path) -> Path:
+    """The Slurm run's group data scored in this process, with the spec and engine flags the workflow gives a
+    local job (rmeval.run_plan, as common.smk plans them): the reference the cluster's score files must equal."""
+    from rmeval import run_plan
+    from rmeval.config_check import fill_defaults, load_schema
+    from workflow_helpers import rmeval_in_process
+
+    config = SCENARIO.config()
+    fill_defaults(config, load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    with contextlib.chdir(run.workdir):  # the config's model paths are relative to the run directory
+        plan = run_plan.plan_run(config, lambda value: run_plan.config_path(value, REPO, run.workdir))
+        for model in E2E_MODELS:
+            for group in E2E_GROUPS:
+                args = ["score", "--spec", plan.all_specs[model].to_json(), "--task", "fairness",
+                        "--input", f"results/data/{group}.parquet", "--output", str(out / model / f"{group}.parquet"),
+                        "--threads", str(plan.scoring.threads), *plan.scoring.command_flags().split(),
+                        *plan.locked_revision_flag(model).split()]
+                assert rmeval_in_process(args) == 0, f"{model}/{group}"
+    return out
+
+
 @pytest.mark.slurm
 @pytest.mark.e2e
-def test_slurm_tables_equal_the_local_run(slurm_run: ResumedRun, local_run: ResumedRun) -> None:
+def test_slurm_scores_equal_this_machines_and_feed_the_tables(slurm_run: ResumedRun, tmp_path: Path) -> None:
     import pandas as pd
 
-    names = sorted(p.name for p in (local_run.results / "tables").glob("*.csv"))
-    assert "table1_anova.csv" in names and "group_means.csv" in names
-    assert names == sorted(p.name for p in (slurm_run.results / "tables").glob("*.csv"))
-    for name in names:
-        expected = pd.read_csv(local_run.results / "tables" / name)
-        actual = pd.read_csv(slurm_run.results / "tables" / name)
-        pd.testing.assert_frame_equal(actual, expected, rtol=1e-6, obj=name)
+    here = _scored_on_this_machine(slurm_run, tmp_path / "scores")
+    for model in E2E_MODELS:
+        for group in E2E_GROUPS:
+            cluster = slurm_run.results / "scores" / model / f"{group}.parquet"
+            pd.testing.assert_frame_equal(pd.read_parquet(cluster), pd.read_parquet(here / model / f"{group}.parquet"),
+                                          check_exact=True, obj=f"{model}/{group}")
+    names = {p.name for p in (slurm_run.results / "tables").glob("*.csv")}
+    assert {"table1_anova.csv", "group_means.csv"} <= names, names
+    means = pd.read_csv(slurm_run.results / "tables" / "group_means.csv")
+    assert set(means["group"]) == set(E2E_GROUPS), means

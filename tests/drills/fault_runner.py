@@ -1,7 +1,8 @@
 """`python fault_runner.py <rmeval command> ...`: runs the real `rmeval` CLI with faults injected from the
 environment, for drills that need a separate process (so it can be SIGKILLed) or a failing disk.
 
-- RMEVAL_DRILL_SLOW_S: seconds slept before each scored batch (gives a kill something to interrupt).
+- RMEVAL_DRILL_SLOW_S: seconds slept before each scored batch, in this process or sent to the run's model server
+  (gives a kill something to interrupt).
 - RMEVAL_DRILL_ENOSPC: fnmatch pattern of file names; writing a matching file writes half of its bytes and
   then fails with OSError(ENOSPC), as a full disk does.
 """
@@ -18,15 +19,18 @@ from pathlib import Path
 
 
 def _install_slow_batches(seconds: float) -> None:
+    # Both ways a job scores a batch: in this process (HFScorer), or through the run's model server (RemoteScorer).
     from rmeval.models.hf import HFScorer
+    from rmeval.scoring.client import RemoteScorer
 
-    real_score = HFScorer.score
+    for scorer_class in (HFScorer, RemoteScorer):
+        real_score = scorer_class.score
 
-    def slow_score(self, indices):
-        time.sleep(seconds)
-        return real_score(self, indices)
+        def slow_score(self, indices, real_score=real_score):
+            time.sleep(seconds)
+            return real_score(self, indices)
 
-    HFScorer.score = slow_score
+        scorer_class.score = slow_score
 
 
 def _disk_full(path: Path, data: bytes) -> None:

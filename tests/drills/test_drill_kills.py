@@ -10,11 +10,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from drill_helpers import AtomServer, api_block, drill_config, synthetic_papers
+from rmeval.scoring.address import RUN_ENV, process_start_ticks
 from workflow_helpers import REPO_ROOT, rmeval_in_process, tiny_model_entry
 
 FAULT_RUNNER = Path(__file__).resolve().parent / "fault_runner.py"
@@ -73,23 +76,46 @@ def _rows_lost(reference: Path, candidate: Path) -> int:
     return int(lost.sum())
 
 
-def test_sigkill_of_a_scoring_job_at_three_random_points(clean_scores, tmp_path: Path, drill) -> None:
+@dataclass(frozen=True)
+class LocalRun:
+    """A local Snakemake run as its scoring jobs see it: the run id in their environment (rmeval.scoring.address),
+    owned by a `sleep` that stands in for the Snakemake process, and its working directory. Its jobs share one
+    model server, which ends with its owner."""
+
+    env: dict[str, str]
+    workdir: Path
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRun]:
+    owner = subprocess.Popen(["sleep", "900"])
+    try:
+        yield LocalRun({RUN_ENV: f"{owner.pid}:{process_start_ticks(owner.pid)}"}, tmp_path_factory.mktemp("run"))
+    finally:
+        owner.kill()
+        owner.wait()
+
+
+def test_sigkill_of_a_scoring_job_at_three_random_points(clean_scores, local_run: LocalRun, tmp_path: Path,
+                                                        drill) -> None:
     data, reference, spec = clean_scores
     rng = random.Random(20261130)
     # Kill points: after k checkpoint parts (cumulative across restarts) plus a random slice of a batch,
-    # so a kill can land mid-forward pass, mid-checkpoint write or between batches.
+    # so a kill can land mid-request to the server, mid-checkpoint write or between batches.
     parts_total = SCORE_ROWS // 4
     targets = sorted(rng.sample(range(1, parts_total - 1), 3))
     extras = [round(rng.uniform(0.0, 0.3), 3) for _ in targets]
     row = drill("SIGKILL scoring job x3", "fault",
-                f"SIGKILL of `rmeval score` after checkpoint parts {targets} (+{extras} s), rerun after each",
-                "no final parquet while killed; the last rerun resumes and is byte-identical to a clean run",
-                tried=3)
+                f"SIGKILL of `rmeval score` (a local run's job, scoring through the run's model server) after "
+                f"checkpoint parts {targets} (+{extras} s), rerun after each",
+                "no final parquet while killed; the server serves every rerun; the last rerun resumes and is "
+                "byte-identical to a clean run in one process", tried=3)
     output = tmp_path / "killed" / "mixed.parquet"
     partial = output.with_name("mixed.parquet.partial")
+    run, workdir = local_run.env, local_run.workdir
     for target, extra in zip(targets, extras, strict=True):
         job = subprocess.Popen(_score_command(spec, data, output), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=_env(RMEVAL_DRILL_SLOW_S="0.15"))
+                               stderr=subprocess.DEVNULL, env=_env(RMEVAL_DRILL_SLOW_S="0.15", **run), cwd=workdir)
         deadline = time.monotonic() + 180
         while len(list(partial.glob("part-*.parquet"))) < target:
             assert job.poll() is None, f"the job ended (rc {job.returncode}) before checkpoint part {target}"
@@ -101,14 +127,16 @@ def test_sigkill_of_a_scoring_job_at_three_random_points(clean_scores, tmp_path:
         assert job.returncode == -signal.SIGKILL
         assert not output.exists(), "a killed job left a final parquet"
         assert not output.with_name("mixed.meta.json").exists(), "a killed job left a meta sidecar"
-    result = subprocess.run(_score_command(spec, data, output), capture_output=True, text=True, env=_env(),
-                            timeout=300)
+    result = subprocess.run(_score_command(spec, data, output), capture_output=True, text=True,
+                            env=_env(**run), cwd=workdir, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "resuming from checkpoint" in result.stderr
     row.rows_lost = _rows_lost(reference, output)
     assert output.read_bytes() == reference.read_bytes(), "the resumed parquet differs from the clean run"
     meta = json.loads(output.with_name("mixed.meta.json").read_text())
     assert meta["rows"] == SCORE_ROWS and meta["resumed_rows"] >= 4 * targets[-1]
+    # The server the first killed job started outlived all three kills and scored the rerun.
+    assert not meta["model_server"]["started_by_this_job"] and meta["model_server"]["jobs_before"] >= 3
     assert not partial.exists()
 
 
@@ -150,12 +178,13 @@ def test_disk_full_while_writing_scores(clean_scores, tmp_path: Path, where: str
     assert not leftovers, f"temporary files left after the successful rerun: {leftovers}"
 
 
-def test_disk_full_fails_the_cli_process_with_the_reason(clean_scores, tmp_path: Path) -> None:
-    """The same fault in a real process: a non-zero exit whose stderr says why and where."""
+def test_disk_full_fails_the_cli_process_with_the_reason(clean_scores, local_run: LocalRun, tmp_path: Path) -> None:
+    """The same fault in a real process, a job of the local run (its scores come from the run's model server):
+    a non-zero exit whose stderr says why and where."""
     data, _, spec = clean_scores
     output = tmp_path / "mixed.parquet"
-    result = subprocess.run(_score_command(spec, data, output), capture_output=True, text=True,
-                            env=_env(RMEVAL_DRILL_ENOSPC="mixed.parquet.tmp"), timeout=300)
+    result = subprocess.run(_score_command(spec, data, output), capture_output=True, text=True, cwd=local_run.workdir,
+                            env=_env(RMEVAL_DRILL_ENOSPC="mixed.parquet.tmp", **local_run.env), timeout=300)
     assert result.returncode == 2 and not output.exists()
     assert "No space left on device" in result.stderr and "mixed.parquet.tmp" in result.stderr
 

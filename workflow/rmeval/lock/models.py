@@ -36,10 +36,11 @@ def follow_lock(specs: dict[str, ModelSpec], lock: Lock | None) -> tuple[dict[st
     return followed, expected
 
 
-def check_loaded_revision(model: str, expected: str | None, loaded: object) -> None:
-    """Fail before scoring when the loaded commit / fingerprint is not the locked one."""
+def check_loaded_revision(model: str, expected: str | None, loaded: object, found: str = "loaded") -> None:
+    """Fail before scoring when the loaded (or, before loading, the `found`) commit / fingerprint is not the
+    locked one."""
     if expected and str(loaded) != expected:
         raise RmevalError(
-            f"model {model!r}: loaded revision {loaded} but the lock says {expected}; the model (folder or hub "
+            f"model {model!r}: {found} revision {loaded} but the lock says {expected}; the model (folder or hub "
             "commit) changed after locking. Restore it, or drop `lock:` from the config to score the new one"
         )

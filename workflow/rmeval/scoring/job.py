@@ -114,6 +114,20 @@ def process_age_s() -> float | None:
     return uptime - ticks / os.sysconf("SC_CLK_TCK")
 
 
+def check_revision_before_loading(request: JobRequest) -> None:
+    """A lock's fingerprint (local folder) or commit (hub cache) is compared before the model loads: a changed
+    7B model fails in a second, not after minutes of loading (or a model server started for nothing). The loaded
+    scorer's revision is compared again after loading; remote (API) models have only that check."""
+    from rmeval.models.catalogue import ADAPTERS
+
+    adapter = ADAPTERS.get(request.spec.adapter)
+    if not request.expect_revision or adapter is None or adapter.remote:
+        return
+    from rmeval.models.hf import model_revision
+
+    check_loaded_revision(request.spec.name, request.expect_revision, model_revision(request.spec)[1], found="found")
+
+
 def run_job(request: JobRequest) -> dict[str, Any]:
     """Score one input file; write the parquet and the meta sidecar atomically; return the meta."""
     from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
@@ -126,6 +140,7 @@ def run_job(request: JobRequest) -> dict[str, Any]:
     pairs = load_pairs(request.input, request.task)
     input_sha256 = sha256_file(request.input)
     server_meta: dict[str, Any] | None = None
+    check_revision_before_loading(request)
     if request.server:
         from rmeval.scoring.client import open_remote_scorer
 
