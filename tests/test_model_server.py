@@ -271,3 +271,46 @@ def test_gpu_waiters_are_counted_and_stale_ones_removed(tmp_path: Path) -> None:
     assert fd is not None and gpu_waiters(tmp_path) == 1
     os.close(fd)  # as if the waiter had died: its lock is free
     assert gpu_waiters(tmp_path) == 0 and not list(tmp_path.glob("waiting-*"))
+
+
+def test_a_dead_servers_state_file_is_not_taken_for_a_hung_successor(tmp_path: Path) -> None:
+    """The race CI met: a server died (SIGKILL, or killed as hung) and left its state file; the rerun's new server
+    has taken the lock but not yet written its own state. The waiting job must not call the newcomer hung (and kill
+    the dead pid); a state that goes stale while its own live server holds the lock still is a hang."""
+    import threading
+
+    from rmeval.scoring.client import ModelServerError, ServerLaunch, _wait_ready
+    from rmeval.scoring.server import hold_lock
+
+    address = server_address("m", "1:2", ["spec"], workdir=tmp_path)
+    address.directory.mkdir(parents=True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    long_ago = time.time() - 60
+    address.state.write_text(json.dumps({"pid": dead.pid, "phase": "ready"}))
+    os.utime(address.state, (long_ago, long_ago))
+    successor = subprocess.Popen(["sleep", "60"])  # stands in for the new server process
+    lock_fd = hold_lock(address.lock)  # ... which holds the lock, its state not written yet
+    assert lock_fd is not None
+    outcome: dict[str, str] = {}
+
+    def wait() -> None:
+        try:
+            _wait_ready(ServerLaunch(address, [], "1:2"), "m", 0.2, successor)
+        except ModelServerError as error:
+            outcome["error"] = str(error)
+
+    waiter = threading.Thread(target=wait, daemon=True)
+    try:
+        waiter.start()
+        waiter.join(1.5)
+        assert waiter.is_alive() and not outcome, outcome  # still waiting: the leftover state is no sign of a hang
+        address.state.write_text(json.dumps({"pid": successor.pid, "phase": "starting"}))
+        os.utime(address.state, (long_ago, long_ago))  # the successor's own state, gone stale: a real hang
+        waiter.join(10)
+        assert f"(pid {successor.pid}) gave no sign of life" in outcome.get("error", ""), outcome
+        assert successor.wait(timeout=10) == -signal.SIGKILL  # the hung one is killed
+    finally:
+        os.close(lock_fd)
+        if successor.poll() is None:
+            successor.kill()

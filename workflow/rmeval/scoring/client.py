@@ -252,6 +252,20 @@ def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Chann
     return channel, info
 
 
+def _process_running(pid: int) -> bool:
+    """Alive and not a zombie (a killed server stays one until something reaps it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True  # no /proc to ask: alive as far as signals tell
+
+
 def _state_age(address: ServerAddress) -> float | None:
     try:
         return time.time() - address.state.stat().st_mtime
@@ -279,6 +293,11 @@ def _wait_ready(launch: ServerLaunch, model: str, hang_s: float,
             from rmeval.scoring.server import read_state
 
             pid = read_state(address).get("pid")
+            if isinstance(pid, int) and not _process_running(pid):
+                # The state file of a server that died (killed, or found hung by an earlier job): its successor
+                # holds the lock and is about to write its own. Not a sign that the successor hangs.
+                time.sleep(POLL_S)
+                continue
             if isinstance(pid, int):
                 try:
                     os.kill(pid, signal.SIGKILL)
