@@ -51,14 +51,14 @@ def load_schema(path: str | Path) -> dict[str, Any]:
     """The schema at `path` with every `$ref` (`#/$defs/x`, `other.schema.yaml#/$defs/x`) replaced by what it
     points to, so that the messages below can read any node of it (snakemake.utils.validate resolves the same
     references itself)."""
-    import yaml
+    from rmeval.io.yaml_io import load_yaml
 
     path = Path(path).resolve()
     documents: dict[Path, Any] = {}
 
     def document(file: Path) -> Any:
         if file not in documents:
-            documents[file] = yaml.safe_load(file.read_text(encoding="utf-8"))
+            documents[file] = load_yaml(file.read_text(encoding="utf-8"))
         return documents[file]
 
     def inline(node: Any, file: Path) -> Any:

@@ -119,13 +119,12 @@ def spec_from_mapping(entry: dict[str, Any], where: str) -> ModelSpec:
 def load_registry(path: str | Path) -> dict[str, ModelSpec]:
     """Read `config/models.yaml` (a mapping `models: {name: entry}`), checked against
     workflow/schemas/models.schema.yaml and the adapter catalogue; every problem is one line."""
-    import yaml
+    from rmeval.io.yaml_io import load_yaml
 
     path = Path(path)
     if not path.exists():
         raise RmevalError(f"model registry not found: {path}")
-    with path.open() as handle:
-        document = yaml.safe_load(handle) or {}
+    document = load_yaml(path.read_text(encoding="utf-8")) or {}
     problems = config_problems(document, _schema())
     if problems:  # the document's shape and the entries' fields first: the catalogue reads both
         raise ConfigError(problems, source=str(path))

@@ -179,11 +179,13 @@ def parse_lock(document: Any, where: str) -> Lock:
 def load_lock(path: str | Path) -> Lock:
     import yaml
 
+    from rmeval.io.yaml_io import load_yaml
+
     path = Path(path)
     if not path.is_file():
         raise RmevalError(f"lock file not found: {path} (config key `lock`)")
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise RmevalError(f"{path}: not valid YAML: {error}") from error
     return parse_lock(document, str(path))

@@ -133,11 +133,13 @@ def load_prompt(path: str | Path, key: str, mode: str) -> JudgePrompt:
     """One entry of a prompt file in the official `experiments_prompts.yaml` layout."""
     import yaml
 
+    from rmeval.io.yaml_io import load_yaml
+
     path = Path(path)
     if not path.is_file():
         raise RmevalError(f"judge prompt file not found: {path} (options.prompt_file)")
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        document = load_yaml(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as error:
         raise RmevalError(f"{path}: not valid YAML ({error})") from error
     entry = document.get(key) if isinstance(document, dict) else None
