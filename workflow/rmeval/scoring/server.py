@@ -123,7 +123,8 @@ class ModelServer:
             return ("rmeval", str(error))
         return ("crash", "".join(traceback.format_exception(error)))
 
-    def session(self, conn: Any) -> None:
+    def session(self, conn: Any, number: int) -> None:
+        """One job's connection, the `number`-th this server accepted."""
         send_lock = threading.Lock()
         busy = threading.Event()
         done = threading.Event()
@@ -145,7 +146,7 @@ class ModelServer:
                 conn.send(("rmeval", "model server: wrong key or protocol; connect to your own run's server"))
                 return
             with send_lock:
-                conn.send(("ok", {**self.info, "sessions_served": self.served}))
+                conn.send(("ok", {**self.info, "sessions_served": number}))
             while True:
                 op, payload = conn.recv()
                 if op == "close":
@@ -187,8 +188,9 @@ class ModelServer:
                     return
                 self.sessions += 1
                 self.served += 1
+                number = self.served  # taken here: jobs connecting at once must not read one later count
                 self.last_activity = time.monotonic()
-            threading.Thread(target=self.session, args=(conn,), name="session", daemon=True).start()
+            threading.Thread(target=self.session, args=(conn, number), name="session", daemon=True).start()
 
     def _exit_reason(self) -> str | None:
         """Why to exit now, or None. Only the end of the run stops a server that still has jobs."""
