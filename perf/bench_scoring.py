@@ -42,10 +42,12 @@ REWARDBENCH_CLI_NOTE = (
     "batch with truncation_side=left, left-padded to the longest row, no position_ids, logits[:, 0]. It leaves "
     "out the transformers pipeline's own per-row overhead, so (b) is if anything flattered."
 )
-QUICK_ROWS = 24
+QUICK_ROWS = 16
 # bf16 matmuls are ~8x slower than fp32 on CPUs without native bf16 (AVX2): in --quick mode the bf16 rows run on
-# the first rows only (three RewardBench batches of fp32 stay, so its fixed batch of 8 is still exercised).
-QUICK_BF16_ROWS = 4
+# the first rows only (two RewardBench batches of fp32 stay, so its fixed batch of 8 is still exercised).
+QUICK_BF16_ROWS = 2
+# --quick times nothing that matters: its warm-ups (of every policy, fp32 and bf16) are one row each.
+QUICK_WARMUP_ROWS = 1
 # Relative difference |r - r_a| / max(|r_a|, rms(r_a)): relative to the reward itself, or to the reward
 # scale for rewards smaller than it, so a reward that happens to sit near zero does not turn float noise
 # (~1e-7 absolute) into a large "relative" number. The pointwise |r - r_a| / |r_a| is reported too.
@@ -296,9 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     engine = load_engine(model_dir, "float32", args.max_length, args.engine_budget)
     n_params = sum(parameter.numel() for parameter in model.parameters())
     # Warm-up on a few rows so one-off kernel set-up is not charged to whichever run goes first.
-    one_at_a_time(tokenizer, model, texts[:2], args.max_length)
-    rewardbench_policy(tokenizer, model, texts[:8], args.max_length)
-    engine_run(engine, first_rows(pairs, 8))
+    warmup = QUICK_WARMUP_ROWS if args.quick else 8
+    one_at_a_time(tokenizer, model, texts[:min(2, warmup)], args.max_length)
+    rewardbench_policy(tokenizer, model, texts[:warmup], args.max_length)
+    engine_run(engine, first_rows(pairs, warmup))
 
     rounds: dict[str, list[RunResult]] = {"a": [], "b": [], "c": []}
     for _ in range(repeats):
@@ -327,7 +330,6 @@ def main(argv: list[str] | None = None) -> int:
         n16 = min(QUICK_BF16_ROWS, len(texts)) if args.quick else len(texts)
         texts16 = texts[:n16]
         pairs16 = first_rows(pairs, n16)
-        warmup = 1 if args.quick else 8  # quick mode times nothing that matters
         tokenizer16, model16 = load_hf_model(model_dir, "bfloat16")
         engine16 = load_engine(model_dir, "bfloat16", args.max_length, args.engine_budget)
         rewardbench_policy(tokenizer16, model16, texts[:warmup], args.max_length)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from workflow_helpers import run_snakemake_process
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,24 +72,8 @@ def workdir(tmp_path: Path) -> Path:
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--cores",
-            "2",
-            "--directory",
-            str(workdir),
-            "--snakefile",
-            str(workdir / "Snakefile"),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    return run_snakemake_process(["--cores", "2", "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile"),
+                                  *args], timeout=300)
 
 
 def test_rules_write_data_manifests_and_logs(workdir):

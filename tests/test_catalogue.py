@@ -17,6 +17,7 @@ import yaml
 from rmeval.benchmarks import benchmark
 from rmeval.benchmarks.fairness import plan
 from rmeval.benchmarks.fairness.catalogue import BENCHMARK
+from workflow_helpers import run_snakemake_process
 
 REPO = Path(__file__).resolve().parents[1]
 FAIRNESS_RULES = ("fairness_stats", "fairness_reproduction", "fairness_summary", "fairness_figures")
@@ -59,10 +60,8 @@ def parsed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     (workdir / "Snakefile").write_text(SNAKEFILE)
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", "Snakefile", "--configfile", "config.yaml", "--list-rules"],
-        cwd=workdir, capture_output=True, text=True, timeout=120,
-    )
+    result = run_snakemake_process(["-s", "Snakefile", "--configfile", "config.yaml", "--list-rules"], cwd=workdir,
+                                   timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads((workdir / "parsed.json").read_text())
 

@@ -16,6 +16,7 @@ import pytest
 from rmeval import devices
 from rmeval.devices import available_gpu_ids, claim_gpus, detect_gpu_count, local_gpu_cap
 from rmeval.errors import RmevalError
+from workflow_helpers import run_snakemake_process
 
 # One job: claim, mark each device busy with an O_EXCL file (a second holder would fail to create
 # it), hold, record what CUDA_VISIBLE_DEVICES said, unmark, release.
@@ -252,10 +253,8 @@ def test_local_profile_caps_gpu_jobs_at_detected_count(fake_gpus: dict[str, str]
     (workdir / "Snakefile").write_text(LOCAL_SNAKEFILE)
     (workdir / "job.py").write_text(LOCAL_JOB)
     profile = Path(__file__).resolve().parents[1] / "profiles" / "local"
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--workflow-profile", str(profile), "--cores", "5"],
-        cwd=workdir, capture_output=True, text=True, env=fake_gpus, timeout=300,
-    )
+    result = run_snakemake_process(["--workflow-profile", str(profile), "--cores", "5"], cwd=workdir, env=fake_gpus,
+                                   timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     assert re.search(r"Provided resources: .*gpu\D+2\b", result.stderr)  # the limit Snakemake was given
     records = [json.loads((workdir / "out" / f"{i}.json").read_text()) for i in range(5)]

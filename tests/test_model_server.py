@@ -112,7 +112,10 @@ def _meta(output: Path) -> dict:
     return json.loads(output.with_name(output.name.removesuffix(".parquet") + ".meta.json").read_text())
 
 
-def test_jobs_after_the_first_reuse_the_warm_model_with_identical_rewards(run: Run, tmp_path: Path) -> None:
+def test_jobs_after_the_first_reuse_the_warm_model_with_identical_rewards(run: Run, tmp_path: Path,
+                                                                        tiny_model_dir: Path) -> None:
+    """Three jobs of one run share its server; a second run in the same directory gets its own, and each server
+    ends with its own run."""
     inputs = [_papers(tmp_path / f"g{i}.parquet", 40, seed=i) for i in range(3)]
     for index, data in enumerate(inputs):
         result = run.score(data, tmp_path / "warm" / f"g{index}.parquet")
@@ -122,6 +125,24 @@ def test_jobs_after_the_first_reuse_the_warm_model_with_identical_rewards(run: R
     assert servers[0]["started_by_this_job"] and not any(s["started_by_this_job"] for s in servers[1:])
     assert len({s["pid"] for s in servers}) == 1 and [s["jobs_before"] for s in servers] == [0, 1, 2]
     assert all(meta["load_s"] < 1.0 for meta in metas[1:]), [meta["load_s"] for meta in metas]
+
+    other = Run(tmp_path, tiny_model_dir)
+    try:
+        result = other.score(inputs[0], tmp_path / "other-run" / "g0.parquet")
+        assert result.returncode == 0, result.stderr
+        other_server = _meta(tmp_path / "other-run" / "g0.parquet")["model_server"]
+        assert other_server["started_by_this_job"] and other_server["pid"] != servers[0]["pid"], \
+            "two runs in one working directory shared a model server"
+        run.end()
+        deadline = time.monotonic() + 10
+        while alive(servers[0]["pid"]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(servers[0]["pid"]), "the server outlived the run that started it"
+        assert alive(other_server["pid"]), "the other run's server must keep running"
+    finally:
+        other.end()
+        for pid in other.server_pids():
+            os.kill(pid, signal.SIGKILL)
     # The cold path (model loaded in the job) gives the very same rewards, bit for bit.
     for index, data in enumerate(inputs):
         cold = tmp_path / "cold" / f"g{index}.parquet"
@@ -219,28 +240,6 @@ def test_a_server_that_cannot_load_fails_the_job_with_its_log(run: Run, tmp_path
     assert "model server for 'broken' exited with status 2 while starting" in line
     assert "is not a model directory" in line, line  # the server log's last lines name the cause
     assert not (tmp_path / "out" / "a.parquet").exists()
-
-
-def test_the_server_ends_with_its_run_and_two_runs_never_share_one(tmp_path: Path, tiny_model_dir: Path) -> None:
-    data = _papers(tmp_path / "a.parquet", 10)
-    first, second = Run(tmp_path, tiny_model_dir), Run(tmp_path, tiny_model_dir)
-    try:
-        for index, run in enumerate((first, second)):
-            result = run.score(data, tmp_path / f"run{index}" / "a.parquet")
-            assert result.returncode == 0, result.stderr
-        pids = [_meta(tmp_path / f"run{i}" / "a.parquet")["model_server"]["pid"] for i in range(2)]
-        assert pids[0] != pids[1], "two runs in one working directory shared a model server"
-        first.end()
-        deadline = time.monotonic() + 10
-        while alive(pids[0]) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not alive(pids[0]), "the server outlived the run that started it"
-        assert alive(pids[1]), "the other run's server must keep running"
-    finally:
-        first.end()
-        second.end()
-        for pid in second.server_pids():
-            os.kill(pid, signal.SIGKILL)
 
 
 def test_server_keys_separate_runs_directories_and_settings(tmp_path: Path) -> None:

@@ -8,14 +8,13 @@ import gzip
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 from scenarios import Scenario
-from workflow_helpers import REPO_ROOT
+from workflow_helpers import REPO_ROOT, run_snakemake_process
 
 # Every probe goes to this proxy, a closed port on loopback: "no network", the same on every machine, and not
 # one packet leaves the host.
@@ -25,11 +24,11 @@ TWO_GROUPS = {"mathematics": ["math"], "economics": ["econ"]}
 
 def snakemake(workdir: Path, configfile: Path | None, *args: str, env: dict[str, str] | None = None,
               timeout: float = 300) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
-               *(["--configfile", str(configfile)] if configfile else []), *args]
+    argv = ["-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
+            *(["--configfile", str(configfile)] if configfile else []), *args]
     base = {k: v for k, v in os.environ.items()
             if k not in ("NVIDIA_API_KEY", "NO_PROXY", "no_proxy", "RMEVAL_PREFLIGHT", "HF_HUB_OFFLINE")}
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env={**base, **(env or {})})
+    return run_snakemake_process(argv, env={**base, **(env or {})}, timeout=timeout)
 
 
 def write_snapshot(path: Path, per_category: dict[str, int]) -> Path:

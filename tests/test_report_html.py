@@ -10,8 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from chromium import chromium_path, render_page_images, render_report
 from rmeval.benchmarks.fairness.catalogue import BENCHMARK
 from rmeval.benchmarks.fairness.figures.cli import FIGURE_NAMES
 from test_figures import write_fixture_tables
+from workflow_helpers import run_snakemake_process
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REPORT_DIR = REPO_ROOT / "workflow" / "report"
@@ -68,9 +67,9 @@ def report_data(html: Path, variable: str):
     return json.loads(match.group(1))
 
 
-def run(command: list[str], cwd: Path) -> None:
-    completed = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
-    assert completed.returncode == 0, f"{command}\n{completed.stdout[-3000:]}\n{completed.stderr[-5000:]}"
+def run(arguments: list[str], cwd: Path) -> None:
+    completed = run_snakemake_process(arguments, cwd=cwd, timeout=300)
+    assert completed.returncode == 0, f"{arguments}\n{completed.stdout[-3000:]}\n{completed.stderr[-5000:]}"
 
 
 @pytest.fixture(scope="module")
@@ -103,15 +102,7 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
         "    shell:\n"
         '        "cp {input} {output} 2> {log}"\n'
     )
-    snakemake = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--directory",
-        str(workdir),
-        "-s",
-        str(workdir / "Snakefile"),
-    ]
+    snakemake = ["--directory", str(workdir), "-s", str(workdir / "Snakefile")]
     run([*snakemake, "--cores", "1"], cwd=workdir)
     html = workdir / "report.html"
     run([*snakemake, "--report", str(html)], cwd=workdir)

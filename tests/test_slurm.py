@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from scenarios import Scenario, TinyModels, prepare, snakemake_command
+from scenarios import Scenario, TinyModels, prepare, snakemake_args, snakemake_command
+from workflow_helpers import run_snakemake_process
 
 REPO = Path(__file__).resolve().parents[1]
 SLURM_PROFILE = REPO / "profiles" / "slurm"
@@ -157,9 +158,10 @@ def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str]
         if not live:
             break
         time.sleep(0.2)
-    unlock = subprocess.run([*command, "--unlock"], capture_output=True, text=True, env=env, timeout=300)
+    arguments = snakemake_args(SCENARIO, workdir, *args, *RUN_TARGETS)
+    unlock = run_snakemake_process([*arguments, "--unlock"], env=env, timeout=300)
     assert unlock.returncode == 0, unlock.stderr[-4000:]
-    rerun = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+    rerun = run_snakemake_process(arguments, env=env, timeout=900)
     rerun_output = rerun.stdout + rerun.stderr
     assert rerun.returncode == 0, rerun_output[-8000:]
     run_ids += re.findall(r"SLURM run ID: (\S+)", rerun_output)

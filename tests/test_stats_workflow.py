@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import yaml
 from test_stats_cli import GROUPS, MODELS, write_scores
+from workflow_helpers import run_snakemake_process
 
 DISTINCT_ARCHIVES = ["cs", "math", "econ", "q-fin", "q-bio", "astro-ph", "nlin", "stat"]
 
@@ -49,10 +48,8 @@ def test_rules_turn_score_files_into_tables_and_summary(tmp_path: Path) -> None:
     }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", "Snakefile", "--configfile", "config.yaml", "--cores", "1"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600,
-    )
+    result = run_snakemake_process(["-s", "Snakefile", "--configfile", "config.yaml", "--cores", "1"], cwd=tmp_path,
+                                   timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     tables = tmp_path / "results" / "tables"
     table1 = pd.read_csv(tables / "table1_anova.csv")

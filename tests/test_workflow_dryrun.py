@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import PAPER_GROUPS, REPO_ROOT
+from workflow_helpers import PAPER_GROUPS, REPO_ROOT, run_snakemake_process
 
 
 def _snakemake(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+    return run_snakemake_process(args, cwd=cwd, timeout=300)
 
 
 def _jobs_by_rule(stdout: str) -> dict[str, int]:

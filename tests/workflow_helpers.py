@@ -8,12 +8,14 @@ import json
 import os
 import random
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
+from snakemake_forkserver import run_snakemake_process
+
+__all__ = ["run_snakemake_process"]  # every test's Snakemake runs go through it (tests/snakemake_forkserver.py)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,13 +112,12 @@ def tiny_model_entry(name: str, model_dir: Path) -> dict:
 def run_snakemake(workdir: Path, configfile: Path, *args: str, check: bool = True, timeout: float = 1200,
                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`snakemake` in `workdir` with the hub offline; `env` adds to (or overrides) this process's environment."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
-               "--configfile", str(configfile), *args]
+    argv = ["-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir), "--configfile", str(configfile), *args]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=full_env)
+    result = run_snakemake_process(argv, env=full_env, timeout=timeout)
     if check and result.returncode != 0:
         raise AssertionError(
-            f"snakemake failed ({result.returncode}): {' '.join(command)}\n"
+            f"snakemake failed ({result.returncode}): {' '.join(result.args)}\n"
             f"--- stdout ---\n{result.stdout[-6000:]}\n--- stderr ---\n{result.stderr[-10000:]}"
         )
     return result

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from rmeval.errors import RmevalError
 from rmeval.registry import load_registry, resolve_models
 from snakemake.utils import validate
 from snakemake_interface_common.exceptions import WorkflowError
-from workflow_helpers import PAPER_GROUPS, REPO_ROOT
+from workflow_helpers import PAPER_GROUPS, REPO_ROOT, run_snakemake_process
 
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 SCHEMA = yaml.safe_load(SCHEMA_PATH.read_text())
@@ -280,9 +279,8 @@ def test_group_with_no_categories_is_rejected_naming_it(drill) -> None:
 def _snakemake_dry_run(tmp_path: Path, config: dict[str, Any]) -> subprocess.CompletedProcess:
     configfile = tmp_path / "bad.yaml"
     configfile.write_text(yaml.safe_dump(config, sort_keys=False))
-    return subprocess.run([sys.executable, "-m", "snakemake", "-n", "-s", str(REPO_ROOT / "Snakefile"),
-                           "--directory", str(tmp_path), "--configfile", str(configfile)],
-                          capture_output=True, text=True, timeout=300)
+    return run_snakemake_process(["-n", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(tmp_path),
+                                  "--configfile", str(configfile)], timeout=300)
 
 
 def _dry_run_config(tmp_path: Path) -> dict[str, Any]:
@@ -342,9 +340,8 @@ def test_reference_model_null_gives_a_well_formed_stats_command(tmp_path: Path, 
     config = _dry_run_config(tmp_path)
     configfile = tmp_path / "null_reference.yaml"
     configfile.write_text(yaml.safe_dump(config, sort_keys=False))
-    result = subprocess.run([sys.executable, "-m", "snakemake", "results/tables/table1_anova.csv", "-n", "-p",
-                             "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(tmp_path),
-                             "--configfile", str(configfile)], capture_output=True, text=True, timeout=300)
+    result = run_snakemake_process(["results/tables/table1_anova.csv", "-n", "-p", "-s", str(REPO_ROOT / "Snakefile"),
+                                    "--directory", str(tmp_path), "--configfile", str(configfile)], timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     (line,) = [ln for ln in result.stdout.splitlines() if "rmeval fairness-stats" in ln]
     argv = shlex.split(line.split("rmeval fairness-stats", 1)[1].split(" > ")[0])
