@@ -89,6 +89,8 @@ def serve() -> int:
     requests = sys.stdin.buffer
     while line := requests.readline():
         request = json.loads(line)
+        sys.stdout.flush()  # nothing the server buffered may end up in a run's output
+        sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             _run_child(request, replies.fileno())

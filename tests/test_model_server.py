@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from rmeval.registry import spec_from_mapping
-from rmeval.scoring.address import RUN_ENV, owner_alive, process_start_ticks, run_environment, server_address
+from rmeval.scoring.address import RUN_ENV, owner_alive, run_environment, server_address
 from rmeval.scoring.cli import wants_server
-from workflow_helpers import torch_threads_kept
+from workflow_helpers import RunOwner, torch_threads_kept
 
 WORDS = ("we study reward models group fairness across scientific disciplines tensor networks volatility "
          "auctions protein folding beamforming stochastic gradient").split()
@@ -54,8 +54,8 @@ class Run:
     def __init__(self, workdir: Path, model_dir: Path, hang_s: float = 60.0) -> None:
         self.workdir = workdir
         self.spec = _spec(model_dir)
-        self.owner = subprocess.Popen(["sleep", "600"])
-        self.run_id = f"{self.owner.pid}:{process_start_ticks(self.owner.pid)}"
+        self.owner = RunOwner(600)
+        self.run_id = self.owner.run_id
         self.env = {**os.environ, RUN_ENV: self.run_id, "HF_HUB_OFFLINE": "1", "RMEVAL_SERVER_HANG_S": str(hang_s),
                     "RMEVAL_SERVER_IDLE_S": "120"}
 
@@ -79,8 +79,7 @@ class Run:
         return pids
 
     def end(self) -> None:
-        self.owner.kill()
-        self.owner.wait()
+        self.owner.end()
 
 
 @pytest.fixture

@@ -36,6 +36,21 @@ def torch_threads_kept() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+class RunOwner:
+    """A `sleep` process standing in for a Snakemake run: its run id (rmeval.scoring.address) is what the run's
+    scoring jobs share a model server under, and ending it ends the run (its servers exit)."""
+
+    def __init__(self, seconds: int = 900) -> None:
+        from rmeval.scoring.address import process_start_ticks
+
+        self.process = subprocess.Popen(["sleep", str(seconds)])
+        self.run_id = f"{self.process.pid}:{process_start_ticks(self.process.pid)}"
+
+    def end(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
 def rmeval_in_process(args: Sequence[str]) -> int:
     """`rmeval ARGS` in this process: the CLI path without another interpreter start (torch is loaded here)."""
     from rmeval.cli import main

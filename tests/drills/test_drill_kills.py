@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from drill_helpers import AtomServer, api_block, drill_config, synthetic_papers
-from rmeval.scoring.address import RUN_ENV, process_start_ticks
-from workflow_helpers import REPO_ROOT, rmeval_in_process, run_snakemake_process, tiny_model_entry
+from rmeval.scoring.address import RUN_ENV
+from workflow_helpers import REPO_ROOT, RunOwner, rmeval_in_process, run_snakemake_process, tiny_model_entry
 
 FAULT_RUNNER = Path(__file__).resolve().parent / "fault_runner.py"
 SCORE_ROWS = 40
@@ -88,12 +88,11 @@ class LocalRun:
 
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRun]:
-    owner = subprocess.Popen(["sleep", "900"])
+    owner = RunOwner()
     try:
-        yield LocalRun({RUN_ENV: f"{owner.pid}:{process_start_ticks(owner.pid)}"}, tmp_path_factory.mktemp("run"))
+        yield LocalRun({RUN_ENV: owner.run_id}, tmp_path_factory.mktemp("run"))
     finally:
-        owner.kill()
-        owner.wait()
+        owner.end()
 
 
 def test_sigkill_of_a_scoring_job_at_three_random_points(clean_scores, local_run: LocalRun, tmp_path: Path,
