@@ -189,17 +189,6 @@ def prepare(scenario: Scenario, workdir: Path, shared_data: Path,
         _shared_file(shared_data, workdir / path, source)
 
 
-def snakemake_args(scenario: Scenario, workdir: Path, *args: str) -> list[str]:
-    """`snakemake` arguments for the scenario run in `workdir` (for workflow_helpers.run_snakemake_process)."""
-    return ["-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir), "--configfile", str(scenario.configfile),
-            *args]
-
-
-def snakemake_command(scenario: Scenario, workdir: Path, *args: str) -> list[str]:
-    """The same as a command line, for a run a test signals as a process (Popen)."""
-    return [sys.executable, "-m", "snakemake", *snakemake_args(scenario, workdir, *args)]
-
-
 def lint(names: list[str], shared_data: Path, root: Path) -> int:
     """`snakemake --lint` with each scenario's config, in a run directory holding its inputs; the failures."""
     tiny_models = TinyModels(root / "tiny-models")

@@ -17,6 +17,7 @@ the child is forked and {"returncode"} when it has ended.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -56,7 +57,6 @@ def _run_child(request: dict, replies_fd: int) -> None:
     for source, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
         os.dup2(source, target)
         os.close(source)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     import snakemake.cli
 
     sys.argv = [snakemake.cli.__file__, *request["argv"]]
@@ -112,7 +112,7 @@ class SnakemakeForkServer:
     def _started(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE,
-                                             stdout=subprocess.PIPE, env=dict(os.environ))
+                                             stdout=subprocess.PIPE)
         return self._process
 
     def _reply(self, process: subprocess.Popen, timeout: float | None) -> dict:
@@ -139,7 +139,8 @@ class SnakemakeForkServer:
             try:
                 returncode = self._reply(process, timeout)["returncode"]
             except TimeoutError:
-                os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):  # it may have ended this instant
+                    os.kill(pid, signal.SIGKILL)
                 self._reply(process, 60)
                 raise subprocess.TimeoutExpired(command, timeout, out.read_text(errors="replace"),
                                                 err.read_text(errors="replace")) from None

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from rmeval.config_check import ConfigError, check_config, config_problems, load_schema
 from snakemake.utils import validate
-from workflow_helpers import REPO_ROOT, run_snakemake_process
+from workflow_helpers import REPO_ROOT, run_snakemake_process, workflow_argv
 
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 SCHEMA = load_schema(SCHEMA_PATH)
@@ -132,8 +132,7 @@ def test_config_error_lists_problems_under_one_header():
 def _dry_run(tmp_path: Path, config: dict[str, Any]) -> subprocess.CompletedProcess:
     configfile = tmp_path / "typo.yaml"
     configfile.write_text(yaml.safe_dump(config, sort_keys=False))
-    return run_snakemake_process(["-n", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(tmp_path),
-                                  "--configfile", str(configfile)], timeout=300)
+    return run_snakemake_process(workflow_argv(tmp_path, configfile, "-n"), timeout=300)
 
 
 @pytest.mark.parametrize(

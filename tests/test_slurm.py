@@ -17,13 +17,14 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from scenarios import Scenario, TinyModels, prepare, snakemake_args, snakemake_command
-from workflow_helpers import run_snakemake_process
+from scenarios import Scenario, TinyModels, prepare
+from workflow_helpers import run_snakemake_process, workflow_argv
 
 REPO = Path(__file__).resolve().parents[1]
 SLURM_PROFILE = REPO / "profiles" / "slurm"
@@ -104,8 +105,9 @@ def _slurm_job_of(meta: Path, workdir: Path) -> str | None:
 
 
 def _recorded_complete(workdir: Path) -> list[Path]:
-    """Score metadata files of pairs whose job Snakemake recorded as finished and whose Slurm job has ended. (A job cancelled in the second between writing its files and exiting may
-    lose them, and is then scored again: seen on this cluster, so such a pair does not count.)"""
+    """Score metadata files of pairs whose job Snakemake recorded as finished and whose Slurm job has ended. (A job
+    cancelled in the second between writing its files and exiting may lose them, and is then scored again: seen on
+    this cluster, so such a pair does not count.)"""
     incomplete = _incomplete_outputs(workdir)
     done = []
     for meta in (workdir / "results" / "scores").glob("*/*.meta.json"):
@@ -128,12 +130,12 @@ RUN_TARGETS = ["fairness_stats"]
 
 
 def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str]) -> ResumedRun:
-    command = snakemake_command(SCENARIO, workdir, *args, *RUN_TARGETS)
+    arguments = workflow_argv(workdir, SCENARIO.configfile, *args, *RUN_TARGETS)
     started = time.monotonic()
     first_log = workdir / "first-run.log"
     with first_log.open("w") as log:
         # Own session: the kill takes the master and its local children at once, like a lost login shell.
-        master = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        master = subprocess.Popen([sys.executable, "-m", "snakemake", *arguments], stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     deadline = time.monotonic() + 600
     while not _recorded_complete(workdir):
         if master.poll() is not None:
@@ -158,7 +160,6 @@ def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str]
         if not live:
             break
         time.sleep(0.2)
-    arguments = snakemake_args(SCENARIO, workdir, *args, *RUN_TARGETS)
     unlock = run_snakemake_process([*arguments, "--unlock"], env=env, timeout=300)
     assert unlock.returncode == 0, unlock.stderr[-4000:]
     rerun = run_snakemake_process(arguments, env=env, timeout=900)

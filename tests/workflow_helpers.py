@@ -124,10 +124,17 @@ def tiny_model_entry(name: str, model_dir: Path) -> dict:
             "max_length": 512, "resources": {"gpu": 0, "mem_mb": 2000, "runtime": 30}}
 
 
+def workflow_argv(workdir: Path, configfile: Path, *args: str) -> list[str]:
+    """`snakemake` arguments for this repository's workflow run in `workdir` with `configfile` (for
+    run_snakemake_process, or after `python -m snakemake` for a run a test signals). Targets go after an option
+    that ends `--configfile`'s list of files, e.g. `--cores N`."""
+    return ["-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir), "--configfile", str(configfile), *args]
+
+
 def run_snakemake(workdir: Path, configfile: Path, *args: str, check: bool = True, timeout: float = 1200,
                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`snakemake` in `workdir` with the hub offline; `env` adds to (or overrides) this process's environment."""
-    argv = ["-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir), "--configfile", str(configfile), *args]
+    argv = workflow_argv(workdir, configfile, *args)
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
     result = run_snakemake_process(argv, env=full_env, timeout=timeout)
     if check and result.returncode != 0:

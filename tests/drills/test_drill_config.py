@@ -19,7 +19,7 @@ from rmeval.errors import RmevalError
 from rmeval.registry import load_registry, resolve_models
 from snakemake.utils import validate
 from snakemake_interface_common.exceptions import WorkflowError
-from workflow_helpers import PAPER_GROUPS, REPO_ROOT, run_snakemake_process
+from workflow_helpers import PAPER_GROUPS, REPO_ROOT, run_snakemake_process, workflow_argv
 
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 SCHEMA = yaml.safe_load(SCHEMA_PATH.read_text())
@@ -279,8 +279,7 @@ def test_group_with_no_categories_is_rejected_naming_it(drill) -> None:
 def _snakemake_dry_run(tmp_path: Path, config: dict[str, Any]) -> subprocess.CompletedProcess:
     configfile = tmp_path / "bad.yaml"
     configfile.write_text(yaml.safe_dump(config, sort_keys=False))
-    return run_snakemake_process(["-n", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(tmp_path),
-                                  "--configfile", str(configfile)], timeout=300)
+    return run_snakemake_process(workflow_argv(tmp_path, configfile, "-n"), timeout=300)
 
 
 def _dry_run_config(tmp_path: Path) -> dict[str, Any]:
@@ -340,8 +339,8 @@ def test_reference_model_null_gives_a_well_formed_stats_command(tmp_path: Path, 
     config = _dry_run_config(tmp_path)
     configfile = tmp_path / "null_reference.yaml"
     configfile.write_text(yaml.safe_dump(config, sort_keys=False))
-    result = run_snakemake_process(["results/tables/table1_anova.csv", "-n", "-p", "-s", str(REPO_ROOT / "Snakefile"),
-                                    "--directory", str(tmp_path), "--configfile", str(configfile)], timeout=300)
+    result = run_snakemake_process(workflow_argv(tmp_path, configfile, "-n", "-p", "results/tables/table1_anova.csv"),
+                                   timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     (line,) = [ln for ln in result.stdout.splitlines() if "rmeval fairness-stats" in ln]
     argv = shlex.split(line.split("rmeval fairness-stats", 1)[1].split(" > ")[0])

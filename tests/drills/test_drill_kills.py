@@ -18,7 +18,13 @@ import pandas as pd
 import pytest
 from drill_helpers import AtomServer, api_block, drill_config, synthetic_papers
 from rmeval.scoring.address import RUN_ENV
-from workflow_helpers import REPO_ROOT, RunOwner, rmeval_in_process, run_snakemake_process, tiny_model_entry
+from workflow_helpers import (
+    RunOwner,
+    rmeval_in_process,
+    run_snakemake_process,
+    tiny_model_entry,
+    workflow_argv,
+)
 
 FAULT_RUNNER = Path(__file__).resolve().parent / "fault_runner.py"
 SCORE_ROWS = 40
@@ -189,11 +195,6 @@ def test_disk_full_fails_the_cli_process_with_the_reason(clean_scores, local_run
 
 
 # ----------------------------------------------------------------------------- snakemake master, arXiv API
-def _snakemake(workdir: Path, configfile: Path, *args: str) -> list[str]:
-    """`snakemake` arguments for a run in `workdir` (run_snakemake_process, or Popen after `python -m snakemake`)."""
-    return ["-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir), "--configfile", str(configfile), *args]
-
-
 DATA_TARGETS = ["results/data/mathematics.parquet", "results/data/economics.parquet"]
 
 
@@ -217,7 +218,7 @@ def clean_download(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Pat
         config = clean_dir / "config.yaml"
         drill_config(config, [tiny_model_entry("tiny", tiny_model_dir)],
                      {**DOWNLOAD_ARXIV, "api": api_block(server.url, clean_dir / "cache")})
-        clean = run_snakemake_process(_snakemake(clean_dir, config, "--cores", "2", *DATA_TARGETS), timeout=300)
+        clean = run_snakemake_process(workflow_argv(clean_dir, config, "--cores", "2", *DATA_TARGETS), timeout=300)
     assert clean.returncode == 0, clean.stderr[-4000:]
     return clean_dir
 
@@ -239,7 +240,7 @@ def test_sigkill_of_snakemake_during_the_arxiv_download(victim: str, tmp_path: P
         drill_config(killed_cfg, models, {**DOWNLOAD_ARXIV, "api": api_block(server.url, killed_dir / "cache")})
 
         master = subprocess.Popen([sys.executable, "-m", "snakemake",
-                                   *_snakemake(killed_dir, killed_cfg, "--cores", "2", *DATA_TARGETS)],
+                                   *workflow_argv(killed_dir, killed_cfg, "--cores", "2", *DATA_TARGETS)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 180
         while len(list((killed_dir / "cache").glob("*/start_*.json"))) < 2:
@@ -258,9 +259,9 @@ def test_sigkill_of_snakemake_during_the_arxiv_download(victim: str, tmp_path: P
         cached_before = {p.relative_to(killed_dir / "cache") for p in (killed_dir / "cache").glob("*/start_*.json")}
         requests_at_rerun = len(server.requests)
 
-        unlock = run_snakemake_process(_snakemake(killed_dir, killed_cfg, "--unlock"), timeout=300)
+        unlock = run_snakemake_process(workflow_argv(killed_dir, killed_cfg, "--unlock"), timeout=300)
         assert unlock.returncode == 0, unlock.stderr[-2000:]
-        rerun = run_snakemake_process(_snakemake(killed_dir, killed_cfg, "--cores", "2", "--rerun-incomplete",
+        rerun = run_snakemake_process(workflow_argv(killed_dir, killed_cfg, "--cores", "2", "--rerun-incomplete",
                                                  *DATA_TARGETS), timeout=300)
         assert rerun.returncode == 0, rerun.stderr[-4000:]
         rerun_requests = server.requests[requests_at_rerun:]

@@ -13,7 +13,7 @@ import pytest
 from drill_helpers import drill_config, synthetic_papers, write_snapshot
 from test_models_nemotron import MODEL, FakeNemotron
 from test_models_nemotron import Handler as NemotronHandler
-from workflow_helpers import REPO_ROOT, run_snakemake_process
+from workflow_helpers import run_snakemake_process, workflow_argv
 
 SECRET = "nvapi-DRILL-5c1e7a0b9d4f2e86-DO-NOT-LEAK"
 
@@ -85,8 +85,7 @@ def test_the_api_key_never_leaves_the_authorization_header(gateway: FakeNemotron
     drill_config(configfile, models, {"source": "snapshot", "snapshot": str(snapshot), "papers_per_group": 6},
                  reference_model="nemo-a")
     env = {**os.environ, "RMEVAL_DRILL_SECRET_KEY": SECRET}
-    result = run_snakemake_process(["-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir), "--configfile",
-                                    str(configfile), "--cores", "2"], env=env, timeout=600)
+    result = run_snakemake_process(workflow_argv(workdir, configfile, "--cores", "2"), env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-6000:]
     assert gateway.authorizations == {f"Bearer {SECRET}"}, "the key must reach the server"
     assert any(n > 1 for n in gateway.leaky_attempts.values()), "the leaky error replies were never served"
