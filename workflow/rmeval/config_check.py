@@ -304,3 +304,28 @@ def _alternatives(error: Any, schema: dict[str, Any], path: str) -> list[str]:
     suggestion = did_you_mean(error.instance, choices) if isinstance(error.instance, str) else None
     hint = f"; did you mean `{suggestion}`?" if suggestion else ""
     return [f"{path}: got {show(error.instance)} ({_kind(error.instance)}); expected {accepted}{hint}"]
+
+
+# ----------------------------------------------------------------------------- defaults for standalone commands
+CONFIG_SCHEMA = SCHEMA_DIR / "config.schema.yaml"
+MODELS_SCHEMA = SCHEMA_DIR / "models.schema.yaml"
+
+
+def _cached_schema(path: Path, _cache: dict[Path, dict[str, Any]] = {}) -> dict[str, Any]:  # noqa: B006
+    if path not in _cache:
+        _cache[path] = load_schema(path)
+    return _cache[path]
+
+
+def schema_default(dotted_key: str, schema_path: Path = CONFIG_SCHEMA) -> Any:
+    """The schema's default of a config key ("stats.alpha", "scoring.threads"): the one place a default is written,
+    read by `rmeval <command>` run by hand (its argparse defaults) so that it behaves like the workflow."""
+    node: Any = _cached_schema(schema_path)
+    for part in dotted_key.split("."):
+        properties = node.get("properties") if isinstance(node, dict) else None
+        if not properties or part not in properties:
+            raise KeyError(f"{schema_path.name}: no key {dotted_key!r}")
+        node = properties[part]
+    if "default" not in node:
+        raise KeyError(f"{schema_path.name}: {dotted_key!r} has no default")
+    return copy.deepcopy(node["default"])

@@ -60,10 +60,57 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Command:
+    """One `rmeval <name>` command a benchmark brings: `target` is "module" or "module:function", a
+    `main(argv) -> int` imported only when the command runs."""
+
+    name: str
+    target: str
+    help: str
+
+
+@dataclass(frozen=True)
+class ScoreStage:
+    """Tables every model of a benchmark scores through the shared engine (`rmeval score`): one Snakemake job per
+    (model, table), all from the one generic score rule (workflow/rules/scoring.smk).
+
+    rule: the generated rule's name (Slurm `set-resources` and preflight read it).
+    scores: the score file of one job, with the wildcards {model} and {table}; its sidecar is `meta`.
+    task: `rmeval score --task` (how input rows become (prompt, response) pairs: rmeval.tasks).
+    log: the job's log, with the same wildcards.
+    """
+
+    rule: str
+    scores: str
+    task: str
+    log: str
+
+    @property
+    def meta(self) -> str:
+        return self.scores.removesuffix(".parquet") + ".meta.json"
+
+    def score_file(self, model: str, table: str) -> str:
+        return self.scores.format(model=model, table=table)
+
+    def meta_file(self, model: str, table: str) -> str:
+        return self.meta.format(model=model, table=table)
+
+
+@dataclass(frozen=True)
 class Benchmark:
-    """A benchmark: its name, the rule file that runs it, the config switch, and its catalogue of outputs.
+    """A benchmark: everything the shared layer (run plan, scoring, preflight, lock, CLI, `rule all`, report, run
+    summary) needs to know of it, declared once. The shared layer loops over `all_benchmarks()` and never names one.
 
     enabled_by: the config section whose `enabled: true` turns it on; None means always on.
+    planner: "module:function" -> (config, rmeval.run_plan.PlanContext) -> rmeval.run_plan.BenchmarkPlan: its
+        models, the tables each score stage scores, what preflight checks, its settings per rule. Imported at
+        Snakefile parse time, so it stays light (no pandas, torch, scipy).
+    models_key: the config key listing its models ("models", "rewardmath.models"), for messages and preflight.
+    score_stages: what its models score (one generic rule each).
+    commands: its `rmeval` commands.
+    lock_section: "module:attribute", an rmeval.lock section provider (the records it adds to results/lock.yaml).
+    summary_section / reproduction / report_section: its part of the run-level summary, reproduction table and
+        report (see rmeval.run_outputs).
     """
 
     name: str
@@ -71,6 +118,14 @@ class Benchmark:
     rule_file: str
     outputs: tuple[Output, ...]
     enabled_by: str | None = None
+    planner: str | None = None
+    models_key: str = "models"
+    score_stages: tuple[ScoreStage, ...] = ()
+    commands: tuple[Command, ...] = ()
+    lock_section: str | None = None
+    summary_section: str | None = None
+    reproduction: str | None = None
+    report_section: str | None = None
 
     def enabled(self, config: Mapping[str, Any]) -> bool:
         if self.enabled_by is None:
@@ -90,3 +145,15 @@ class Benchmark:
             if output.key == key:
                 return output
         raise KeyError(f"benchmark {self.name!r} declares no output {key!r}")
+
+    def stage(self, rule: str) -> ScoreStage:
+        for stage in self.score_stages:
+            if stage.rule == rule:
+                return stage
+        raise KeyError(f"benchmark {self.name!r} declares no score stage {rule!r}")
+
+
+def import_target(target: str) -> Any:
+    """The object a "module:attribute" string names (a planner, a lock section, a command's main)."""
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute or "main")

@@ -1,0 +1,81 @@
+"""One way for a rule to hand a command its settings: `--settings JSON`, a JSON object built at parse time by the
+benchmark's plan (`settings_json`), whose keys are the command's own option names (argparse dests).
+
+The object supplies the options' values; a flag given on the command line still wins, so a command run by hand
+takes flags as before. An unknown key, or a value a flag would refuse, is an error naming the key, so a typo in a
+plan cannot silently fall back to a default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rmeval.errors import RmevalError
+
+SETTINGS_FLAG = "--settings"
+
+
+def settings_json(settings: Mapping[str, Any]) -> str:
+    """Canonical JSON of a command's settings (a rule param: the same settings give the same string, and a changed
+    setting re-runs the job)."""
+    return json.dumps(dict(settings), sort_keys=True, default=str, separators=(",", ":"))
+
+
+def add_settings_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(SETTINGS_FLAG, default=None, metavar="JSON",
+                        help="the command's options as one JSON object (what the workflow's rules pass); "
+                             "flags given beside it win")
+
+
+def _settings(text: str | None, prog: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise RmevalError(f"{prog} {SETTINGS_FLAG}: not valid JSON ({error})") from error
+    if not isinstance(value, dict):
+        raise RmevalError(f"{prog} {SETTINGS_FLAG}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """Parse `argv`, taking every option not given as a flag from `--settings` (add_settings_argument first).
+
+    Required options may come from the settings: they are checked after the settings are applied.
+    """
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument(SETTINGS_FLAG, default=None)
+    known, _ = pre.parse_known_args(list(argv))
+    settings = _settings(known.settings, parser.prog)
+    actions = {action.dest: action for action in parser._actions if action.dest not in ("help", "settings")}
+    unknown = sorted(set(settings) - set(actions))
+    if unknown:
+        raise RmevalError(f"{parser.prog} {SETTINGS_FLAG}: unknown key(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(sorted(actions))}")
+    required = [action for action in actions.values() if action.required and action.dest in settings]
+    for action in required:  # given by the settings: not required on the command line
+        action.required = False
+    try:
+        for dest, value in settings.items():
+            action = actions[dest]
+            if value is not None and action.type is not None and not isinstance(value, (list, dict, bool)):
+                value = action.type(value)
+            elif isinstance(value, list) and action.type is not None:
+                value = [action.type(item) for item in value]
+            if action.choices is not None and value is not None:
+                values = value if isinstance(value, list) else [value]
+                bad = [item for item in values if item not in action.choices]
+                if bad:
+                    raise RmevalError(f"{parser.prog} {SETTINGS_FLAG}: {dest}: {bad[0]!r} is not one of "
+                                      f"{', '.join(map(str, action.choices))}")
+            parser.set_defaults(**{dest: value})
+        return parser.parse_args(list(argv))
+    except (TypeError, ValueError) as error:
+        raise RmevalError(f"{parser.prog} {SETTINGS_FLAG}: {error}") from error
+    finally:
+        for action in required:
+            action.required = True
