@@ -41,17 +41,21 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+
+
 wildcard_constraints:
-    group="|".join(GROUPS),
     model="[A-Za-z0-9._-]+",
 
 
-include: "workflow/rules/arxiv.smk"
+# Each enabled benchmark's rule file (its catalogue's `rule_file`), in catalogue order; then the shared stages:
+# weights once per model, the one score rule that serves every benchmark's score stages, the lock.
+for _benchmark in PLAN.benchmarks:
+
+    include: benchmark(_benchmark).rule_file
+
+
 include: "workflow/rules/download.smk"
 include: "workflow/rules/scoring.smk"
-include: "workflow/rules/fairness.smk"
-include: "workflow/rules/figures.smk"
-include: "workflow/rules/rewardmath.smk"
 include: "workflow/rules/lock.smk"
 
 

@@ -33,7 +33,6 @@ fill_defaults(config, load_schema({str(REPO / "workflow/schemas/config.schema.ya
 
 include: {str(REPO / "workflow/rules/common.smk")!r}
 include: {str(REPO / "workflow/rules/fairness.smk")!r}
-include: {str(REPO / "workflow/rules/figures.smk")!r}
 
 import json as _json
 

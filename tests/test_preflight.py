@@ -1,4 +1,7 @@
-"""rmeval.preflight: what a run lacks, found before its first job (network, HF cache, API keys, local files)."""
+"""rmeval.preflight: what a run lacks, found before its first job (network, HF cache, API keys, local files).
+
+The arXiv stage's needs come from the fairness benchmark (rmeval.benchmarks.fairness.arxiv.preflight), as its
+planner hands them to the run plan."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from rmeval import preflight
+from rmeval.benchmarks.fairness.arxiv.preflight import arxiv_needs
 from rmeval.preflight import Plan, collect, jobs_filter, missing_inputs, reachability, tcp_probe
 from rmeval.registry import load_registry
 from workflow_helpers import REPO_ROOT
@@ -18,6 +22,12 @@ REGISTRY = load_registry(REPO_ROOT / "config" / "models.yaml")
 SKYWORK = REGISTRY["Skywork-Reward-V2-Qwen3-0.6B"]
 NEMOTRON = REGISTRY["Nemotron-4-340B-Reward"]
 API = {"source": "api", "api": {"base_url": "https://export.arxiv.org/api/query"}}
+SCORE_RULES = frozenset({"download_model", "score_fairness"})
+
+
+def arxiv_plan(arxiv: dict, snapshot: str | None, models: dict, **keys: str) -> Plan:
+    """The run's preflight plan with the fairness benchmark's arXiv needs, as rmeval.run_plan builds it."""
+    return Plan(models=models, model_keys=keys, score_rules=SCORE_RULES, needs=(arxiv_needs(arxiv, snapshot),))
 
 
 def unreachable(host: str, port: int, timeout: float) -> str:
@@ -33,8 +43,7 @@ def never_cached(repo: str, revision: str | None) -> bool:
 
 
 def test_quickstart_without_network_gives_one_line_for_arxiv_and_one_for_the_model():
-    plan = Plan(arxiv=API, snapshot=None, models={SKYWORK.name: SKYWORK},
-                model_keys={SKYWORK.name: f"models[0] ({SKYWORK.name})"})
+    plan = arxiv_plan(API, None, {SKYWORK.name: SKYWORK}, **{SKYWORK.name: f"models[0] ({SKYWORK.name})"})
     problems = collect(plan, env={}, probe=unreachable, in_cache=never_cached)
     lines = [problem.line() for problem in problems]
     assert len(lines) == 2, lines
@@ -45,13 +54,13 @@ def test_quickstart_without_network_gives_one_line_for_arxiv_and_one_for_the_mod
 
 
 def test_nothing_to_report_with_network_or_with_the_model_cached():
-    plan = Plan(arxiv=API, snapshot=None, models={SKYWORK.name: SKYWORK})
+    plan = arxiv_plan(arxiv=API, snapshot=None, models={SKYWORK.name: SKYWORK})
     assert collect(plan, env={}, probe=reachable, in_cache=never_cached) == []
     assert collect(plan, env={}, probe=unreachable, in_cache=lambda repo, rev: True)[0].key == "arxiv.source"
 
 
 def test_loopback_base_url_needs_no_network():
-    plan = Plan(arxiv={"source": "api", "api": {"base_url": "http://127.0.0.1:8/api/query"}}, snapshot=None,
+    plan = arxiv_plan(arxiv={"source": "api", "api": {"base_url": "http://127.0.0.1:8/api/query"}}, snapshot=None,
                 models={})
     assert collect(plan, env={}, probe=unreachable) == []
 
@@ -60,15 +69,15 @@ def test_hf_hub_offline_with_an_uncached_model_is_named_without_probing():
     def no_probe(host: str, port: int, timeout: float) -> None:
         raise AssertionError("HF_HUB_OFFLINE: nothing to probe")
 
-    plan = Plan(arxiv={"source": "snapshot"}, snapshot=None, models={SKYWORK.name: SKYWORK})
+    plan = arxiv_plan(arxiv={"source": "snapshot"}, snapshot=None, models={SKYWORK.name: SKYWORK})
     (problem,) = collect(plan, env={"HF_HUB_OFFLINE": "1"}, probe=no_probe, in_cache=never_cached)
     assert "not in the Hugging Face cache" in problem.what and "HF_HUB_OFFLINE is set" in problem.what
 
 
 def test_api_model_without_its_key_variable_is_named():
     # Item 11 of issue 13: the paper config planned its Nemotron jobs without a word about NVIDIA_API_KEY.
-    plan = Plan(arxiv={"source": "snapshot"}, snapshot=None, models={NEMOTRON.name: NEMOTRON},
-                model_keys={NEMOTRON.name: "models[7] (Nemotron-4-340B-Reward)"})
+    plan = arxiv_plan({"source": "snapshot"}, None, {NEMOTRON.name: NEMOTRON},
+                      **{NEMOTRON.name: "models[7] (Nemotron-4-340B-Reward)"})
     (problem,) = collect(plan, env={}, probe=reachable)
     assert problem.line().startswith(
         "models[7] (Nemotron-4-340B-Reward): NVIDIA_API_KEY (options.api_key_env) is not set")
@@ -83,7 +92,7 @@ def test_local_model_folders_must_hold_a_model(tmp_path, tiny_model_dir):
     empty.mkdir()
     specs = {name: spec_from_mapping({"name": name, "path": str(path)}, where="test")
              for name, path in (("gone", tmp_path / "missing"), ("empty", empty), ("tiny", tiny_model_dir))}
-    problems = collect(Plan(arxiv={"source": "snapshot"}, snapshot=None, models=specs), env={}, probe=reachable)
+    problems = collect(arxiv_plan(arxiv={"source": "snapshot"}, snapshot=None, models=specs), env={}, probe=reachable)
     assert [(p.key, p.models) for p in problems] == [("models (gone).path", {"gone"}),
                                                       ("models (empty).path", {"empty"})]
     assert "does not exist" in problems[0].what and "no config.json" in problems[1].what
@@ -97,7 +106,7 @@ def _snapshot(path: Path, records: list[dict]) -> Path:
 
 
 def test_snapshot_missing_and_snapshot_without_categories(tmp_path):
-    gone = Plan(arxiv={"source": "snapshot", "snapshot": "inputs/x.json.gz"}, snapshot=str(tmp_path / "x.json.gz"),
+    gone = arxiv_plan(arxiv={"source": "snapshot", "snapshot": "inputs/x.json.gz"}, snapshot=str(tmp_path / "x.json.gz"),
                 models={})
     (problem,) = missing_inputs(gone)
     assert problem.line().startswith("arxiv.snapshot: file not found: inputs/x.json.gz")
@@ -105,7 +114,7 @@ def test_snapshot_missing_and_snapshot_without_categories(tmp_path):
 
     record = {"id": "0704.0001", "title": "T", "abstract": "A", "versions": [], "update_date": "2008-11-13"}
     path = _snapshot(tmp_path / "no_categories.json.gz", [record])
-    plan = Plan(arxiv={"source": "snapshot"}, snapshot=str(path), models={})
+    plan = arxiv_plan(arxiv={"source": "snapshot"}, snapshot=str(path), models={})
     assert missing_inputs(plan) == []
     (problem,) = collect(plan, env={}, probe=reachable)
     assert "its first record has no `categories` field" in problem.what
@@ -114,14 +123,14 @@ def test_snapshot_missing_and_snapshot_without_categories(tmp_path):
     undated = {key: value for key, value in record.items() if key not in ("versions", "update_date")}
     _snapshot(path, [{**undated, "categories": "math.CO"}])
     assert collect(plan, env={}, probe=reachable) == []  # no date window: no date needed
-    windowed = Plan(arxiv={"source": "snapshot", "date_from": "2020-01-01"}, snapshot=str(path), models={})
+    windowed = arxiv_plan(arxiv={"source": "snapshot", "date_from": "2020-01-01"}, snapshot=str(path), models={})
     assert "no `versions or update_date` field" in collect(windowed, env={}, probe=reachable)[0].what
     _snapshot(path, [{**record, "categories": "math.CO cs.DM"}])
     assert collect(plan, env={}, probe=reachable) == []
 
 
 def test_only_problems_of_jobs_that_will_run_count():
-    plan = Plan(arxiv=API, snapshot=None, models={SKYWORK.name: SKYWORK, NEMOTRON.name: NEMOTRON})
+    plan = arxiv_plan(arxiv=API, snapshot=None, models={SKYWORK.name: SKYWORK, NEMOTRON.name: NEMOTRON})
 
     class Rule:
         def __init__(self, name: str) -> None:

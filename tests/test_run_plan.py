@@ -1,5 +1,6 @@
-"""rmeval.run_plan: what the rule files compute from the config at parse time (model specs of both branches,
-the lock, the groups' check, the arXiv and scoring settings each command gets), on schema-filled configs."""
+"""rmeval.run_plan: what the rule files compute from the config at parse time (each enabled benchmark's plan from
+its catalogue's planner: models, score jobs, pending outputs; the lock; the scoring settings), on schema-filled
+configs; and the fairness planner's arXiv settings."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 
 import pytest
 import yaml
+from rmeval.benchmarks.fairness.planner import plan_arxiv
 from rmeval.config_check import check_config, load_schema
 from rmeval.errors import RmevalError
 from rmeval.lock.lockfile import Lock, ModelLock, config_sha256
 from rmeval.registry import load_registry
-from rmeval.run_plan import config_path, model_keys, plan_arxiv, plan_run
+from rmeval.run_plan import config_path, model_keys, plan_run
 from workflow_helpers import REPO_ROOT
 
 SCHEMA = load_schema(REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml")
@@ -69,12 +71,18 @@ def test_api_source_reads_no_snapshot_even_when_one_is_named():
 def test_plan_of_the_quickstart_config():
     config = filled()
     plan = plan_run(config, locate)
-    assert plan.groups == list(QUICKSTART["groups"])
-    assert list(plan.model_specs) == [SKYWORK] and plan.all_specs == plan.model_specs
-    assert not plan.rewardmath_enabled and plan.rewardmath_specs == {}
-    assert plan.lock_path is None and plan.locked_revisions == {} and plan.arxiv_from_lock is None
-    assert plan.locked_revision_flag(SKYWORK) == ""
-    assert plan.scoring.threads == 4 and plan.scoring.command_flags() == "--checkpoint-every 500 --max-batch-rows 64"
+    assert list(plan.benchmarks) == ["fairness"]  # RewardMATH is off
+    fairness = plan.benchmarks["fairness"]
+    assert fairness.own.groups == tuple(QUICKSTART["groups"])
+    assert list(fairness.models) == [SKYWORK] and plan.all_specs == fairness.models
+    assert plan.lock_path is None and plan.locked_revisions == {} and fairness.own.arxiv_from_lock is None
+    (jobs,) = plan.score_jobs
+    assert jobs.stage.rule == "score_fairness" and jobs.models == (SKYWORK,)
+    assert jobs.data(SKYWORK, "physics") == "results/data/physics.parquet"
+    assert plan.score_rules == {"download_model", "score_fairness"}
+    assert plan.scoring.threads == 4
+    assert json.loads(plan.score_settings(jobs, SKYWORK)) == {"task": "fairness", "checkpoint_every": 500,
+                                                              "max_batch_rows": 64}
     assert plan.config_sha256 == config_sha256(config)
     assert plan.model_keys == {SKYWORK: f"models[0] ({SKYWORK})"}
     assert plan.warnings == ()
@@ -90,7 +98,7 @@ def test_rewardmath_models_may_name_inline_fairness_models():
     inline = {"name": "my-rm", "path": "/models/my-rm", "resources": {"gpu": 0}}
     config = filled(models=[SKYWORK, inline], rewardmath={"enabled": True, "models": ["my-rm", "math-shepherd-mistral-7b-prm"]})
     plan = plan_run(config, locate)
-    assert list(plan.rewardmath_specs) == ["my-rm", "math-shepherd-mistral-7b-prm"]
+    assert list(plan.benchmarks["rewardmath"].models) == ["my-rm", "math-shepherd-mistral-7b-prm"]
     assert list(plan.all_specs) == [SKYWORK, "my-rm", "math-shepherd-mistral-7b-prm"]
     assert plan.model_keys["math-shepherd-mistral-7b-prm"] == "rewardmath.models[1] (math-shepherd-mistral-7b-prm)"
     assert plan.model_keys["my-rm"] == "models[1] (my-rm)"  # the first key naming it
@@ -101,8 +109,9 @@ def test_a_lock_pins_revisions_and_rebuilds_the_groups(tmp_path):
     config = filled(lock=str(lock), arxiv={"source": "lock", "snapshot": "inputs/snap.jsonl.gz"})
     plan = plan_run(config, locate, workdir=tmp_path)
     assert plan.lock_path == str(lock) and plan.all_specs[SKYWORK].revision == "0123abc"
-    assert plan.locked_revision_flag(SKYWORK) == "--expect-revision 0123abc"
-    rebuild = plan.arxiv_from_lock
+    (jobs,) = plan.score_jobs
+    assert json.loads(plan.score_settings(jobs, SKYWORK))["expect_revision"] == "0123abc"
+    rebuild = plan.own("fairness").arxiv_from_lock
     assert rebuild is not None and rebuild.lock == str(lock) and len(rebuild.lock_sha256) == 64
     assert rebuild.snapshot == [str(REPO_ROOT / "inputs/snap.jsonl.gz")]
     assert json.loads(rebuild.groups_json) == config["groups"]
@@ -135,19 +144,20 @@ def test_problems_name_the_key(tmp_path, changes, message):
     assert str(error.value).startswith(message)
 
 
-def test_model_keys_keep_the_first_section_naming_a_model():
-    keys = model_keys([("models", ["a", {"name": "b", "path": "/b"}]), ("rewardmath.models", ["b", "c"])])
-    assert keys == {"a": "models[0] (a)", "b": "models[1] (b)", "c": "rewardmath.models[1] (c)"}
+def test_model_keys_name_each_model_by_its_first_entry():
+    keys = model_keys("rewardmath.models", ["a", {"name": "b", "path": "/b"}, "a"])
+    assert keys == {"a": "rewardmath.models[0] (a)", "b": "rewardmath.models[1] (b)"}
 
 
 def test_pending_outputs_are_the_files_whose_absence_runs_a_job():
     config = filled(rewardmath={"enabled": True, "models": ["math-shepherd-mistral-7b-prm"]})
     plan = plan_run(config, locate)
     groups = list(QUICKSTART["groups"])
-    assert plan.pending_outputs({"arxiv_fetch"}, None, []) == [f"results/data/{g}.parquet" for g in groups]
-    assert plan.pending_outputs({"score_fairness"}, SKYWORK, ["algebra"]) == [
+    assert plan.pending_outputs({"arxiv_fetch"}, None) == [f"results/data/{g}.parquet" for g in groups]
+    assert plan.pending_outputs({"score_fairness"}, SKYWORK) == [
         f"results/scores/{SKYWORK}/{g}.parquet" for g in groups]
-    assert plan.pending_outputs({"rewardmath_prepare", "rewardmath_score"}, "math-shepherd-mistral-7b-prm",
-                                ["algebra"]) == ["results/rewardmath/data/manifest.json",
-                                                 "results/rewardmath/scores/math-shepherd-mistral-7b-prm/algebra.parquet"]
-    assert plan.pending_outputs({"download_model"}, "not-a-model", ["algebra"]) == []
+    prm = "math-shepherd-mistral-7b-prm"
+    tables = plan.own("rewardmath").scored_tables
+    assert plan.pending_outputs({"rewardmath_prepare", "rewardmath_score"}, prm) == [
+        "results/rewardmath/data/manifest.json", *(f"results/rewardmath/scores/{prm}/{t}.parquet" for t in tables)]
+    assert plan.pending_outputs({"download_model"}, "not-a-model") == []

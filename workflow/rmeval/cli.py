@@ -8,45 +8,45 @@ commands Snakemake calls many times (statistics, figures, tables).
 from __future__ import annotations
 
 import errno
-import importlib
 import sys
 
-# command name -> (module, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "arxiv-fetch": ("rmeval.benchmarks.fairness.arxiv.cli_fetch", "Collect single-group candidate papers for one group (API or snapshot)."),
-    "arxiv-select": ("rmeval.benchmarks.fairness.arxiv.cli_select", "Drop cross-group titles, sample each group, write data + manifests."),
+# The shared commands: command name -> (module or "module:function", one-line help). Each benchmark adds its own
+# (its catalogue's `commands`), so adding a benchmark touches nothing here.
+SHARED_COMMANDS: dict[str, tuple[str, str]] = {
     "tiny-model": ("rmeval.testing.tiny_model", "Write a small offline Llama-style reward model (for smoke tests)."),
     "score": ("rmeval.scoring.cli", "Score one input table with one reward model."),
     "model-server": ("rmeval.scoring.server", "Serve one loaded model to a run's scoring jobs (started by `score`)."),
     "download-model": ("rmeval.scoring.download", "Fetch a model snapshot at its pinned revision into HF_HOME."),
-    "fairness-stats": ("rmeval.benchmarks.fairness.stats.cli", "Group-fairness statistics and Tables 1-4 from score files."),
-    "fairness-summary": ("rmeval.benchmarks.fairness.summary", "Plain-words one-page summary of the fairness results."),
-    "fairness-reproduction": ("rmeval.benchmarks.fairness.reproduction", "Our statistics beside the published ones, with verdicts."),
-    "fairness-figures": ("rmeval.benchmarks.fairness.figures.cli", "Figures 2-3 and the extra fairness figures."),
-    "rewardmath-prepare": ("rmeval.benchmarks.rewardmath.prepare", "Load RewardMATH / RewardBench math-prm and split per subject."),
-    "rewardmath-metrics": ("rmeval.benchmarks.rewardmath.cli_metrics", "RewardMATH accuracy/MRR from official or workflow scores."),
     "lock": ("rmeval.lock.cli", "Write, compare (diff), show or rebuild from a run's results/lock.yaml."),
-    "rewardmath-positions": ("rmeval.benchmarks.rewardmath.pairwise:positions_main",
-                             "Add recorded (or seeded) chosen positions for pairwise judges."),
-    "rewardmath-export": ("rmeval.benchmarks.rewardmath.pairwise:export_main",
-                          "One model's RewardMATH scores in the official result-file layout."),
-    "rewardmath-figures": ("rmeval.benchmarks.rewardmath.figures", "RewardBench-math vs RewardMATH accuracy figure."),
-    "rewardmath-summary": ("rmeval.benchmarks.rewardmath.summary", "Plain-words RewardMATH section (or append it to a summary)."),
 }
 
 
-def _usage() -> str:
-    width = max(len(name) for name in COMMANDS)
+def commands() -> dict[str, tuple[str, str]]:
+    """Every command: the shared ones, then each benchmark's in catalogue order (import-free catalogues)."""
+    from rmeval.benchmarks import all_benchmarks
+
+    found = dict(SHARED_COMMANDS)
+    for bench in all_benchmarks():
+        for command in bench.commands:
+            if command.name in found:
+                raise RuntimeError(f"benchmark {bench.name!r}: command {command.name!r} is already defined")
+            found[command.name] = (command.target, command.help)
+    return found
+
+
+def _usage(known: dict[str, tuple[str, str]]) -> str:
+    width = max(len(name) for name in known)
     lines = ["usage: rmeval <command> [options]", "", "commands:"]
-    lines += [f"  {name:<{width}}  {help_text}" for name, (_, help_text) in COMMANDS.items()]
+    lines += [f"  {name:<{width}}  {help_text}" for name, (_, help_text) in known.items()]
     lines += ["", "Run `rmeval <command> --help` for a command's options."]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    known = commands()
     if not args or args[0] in {"-h", "--help", "help"}:
-        print(_usage())
+        print(_usage(known))
         return 0
     if args[0] == "--version":
         from rmeval import __version__
@@ -54,13 +54,13 @@ def main(argv: list[str] | None = None) -> int:
         print(__version__)
         return 0
     name, rest = args[0], args[1:]
-    if name not in COMMANDS:
-        print(f"rmeval: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+    if name not in known:
+        print(f"rmeval: unknown command {name!r}\n\n{_usage(known)}", file=sys.stderr)
         return 2
+    from rmeval.benchmarks.catalogue import import_target
     from rmeval.errors import RmevalError
 
-    module_name, _, function = COMMANDS[name][0].partition(":")
-    entry = getattr(importlib.import_module(module_name), function or "main")
+    entry = import_target(known[name][0])
     try:
         return int(entry(rest) or 0)
     except RmevalError as error:

@@ -1,11 +1,12 @@
 """Before the first job: does this machine have what the run needs? One line per problem, with the way out.
 
 Checked, for the jobs that will run:
-- network for `arxiv.source: api` (a DNS lookup and TCP connect to the base_url host; loopback URLs are skipped),
-- hub models: in the Hugging Face cache at the pinned revision (no download), else network to the hub endpoint,
-- remote models whose endpoint needs a key (`nemotron-api`): the variable named by `options.api_key_env`,
-- local model folders (a `config.json` inside), the arXiv snapshot (exists; its first record has the fields
-  the code reads) and RewardMATH's local files, or network for its `hf` sources when the data is not cached.
+- models (shared by every benchmark): hub models in the Hugging Face cache at the pinned revision (no download),
+  else network to the hub endpoint; remote models whose endpoint needs a key: the variable named by
+  `options.api_key_env`; local model folders (a `config.json` inside);
+- what each benchmark's plan says its data stages need (`Needs`, rmeval.run_plan.BenchmarkPlan.needs): local
+  input files, endpoints (a DNS lookup and TCP connect; loopback URLs are skipped), Hugging Face datasets (cached,
+  else the hub must be reachable), and format checks of present files.
 
 The Snakefile runs these at parse time in a dry run (reported as warnings: nothing fails) and in its `onstart`
 handler in a real run, where only the jobs that are about to run count, and any problem stops the run before
@@ -14,9 +15,7 @@ its first job. `RMEVAL_PREFLIGHT=warn` reports without stopping; `RMEVAL_PREFLIG
 
 from __future__ import annotations
 
-import gzip
 import ipaddress
-import json
 import os
 import socket
 import threading
@@ -31,10 +30,7 @@ from rmeval.registry import ModelSpec
 
 OFFLINE_DOCS = 'README, "Offline and air-gapped runs"'
 PROBE_TIMEOUT_S = 3.0
-# The snapshot fields the arXiv stage reads (rmeval.benchmarks.fairness.arxiv.snapshot); `versions` or `update_date` give the date.
-SNAPSHOT_FIELDS = ("id", "title", "abstract", "categories")
 MODES = ("on", "warn", "off")
-SCORE_RULES = frozenset({"download_model", "score_fairness", "rewardmath_score"})
 
 
 @dataclass(frozen=True)
@@ -51,17 +47,66 @@ class Problem:
         return f"{self.key}: {self.what}; {self.fix}"
 
 
-@dataclass
-class Plan:
-    """What the config asks for, as the workflow resolved it (paths already resolved against the workdir)."""
+@dataclass(frozen=True)
+class FileNeed:
+    """A local input file a benchmark's rule reads: Snakemake would stop on its absence anyway, so it always fails."""
 
-    arxiv: Mapping[str, Any]
-    snapshot: str | None
+    key: str
+    path: str
+    what: str  # "file not found: <path>", with any hint
+    fix: str
+    rules: frozenset[str]
+
+
+@dataclass(frozen=True)
+class UrlNeed:
+    """An endpoint a benchmark's jobs contact (not probed when it is on loopback)."""
+
+    key: str
+    url: str
+    what: str  # the setting that needs it, e.g. "'api'"
+    fix: str
+    rules: frozenset[str]
+
+
+@dataclass(frozen=True)
+class DatasetNeed:
+    """A Hugging Face dataset a benchmark's data stage loads: in the cache, or the hub must be reachable."""
+
+    key: str
+    dataset: str
+    what: str  # the setting that needs it, e.g. "'hf'"
+    fix: str
+    rules: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A format check of a present input (e.g. the first record of a snapshot): a Problem, or None."""
+
+    rules: frozenset[str]
+    run: Callable[[], Problem | None]
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What one benchmark's data stages need from this machine (its planner builds it)."""
+
+    files: tuple[FileNeed, ...] = ()
+    urls: tuple[UrlNeed, ...] = ()
+    datasets: tuple[DatasetNeed, ...] = ()
+    checks: tuple[Check, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the run asks for, as the workflow resolved it (rmeval.run_plan.RunPlan.preflight_plan)."""
+
     models: Mapping[str, ModelSpec]
     # Config key naming each model, e.g. "models[0] (Skywork-Reward-V2-Qwen3-0.6B)".
     model_keys: Mapping[str, str] = field(default_factory=dict)
-    rewardmath: Mapping[str, Any] = field(default_factory=dict)
-    rewardmath_files: Mapping[str, str] = field(default_factory=dict)
+    score_rules: frozenset[str] = frozenset({"download_model"})  # the rules that load or call a model
+    needs: tuple[Needs, ...] = ()
 
 
 # ----------------------------------------------------------------------------- environment
@@ -178,39 +223,6 @@ def dataset_in_cache(repo_id: str) -> bool:
     return snapshots.is_dir() and any(snapshots.iterdir())
 
 
-# ----------------------------------------------------------------------------- snapshot
-def snapshot_first_record_problem(path: str, needs_date: bool = False) -> str | None:
-    """What is wrong with the snapshot's first record, if anything (reads one line); a date field is needed
-    only with a date window."""
-    try:
-        with open(path, "rb") as raw:
-            gz = raw.read(2) == b"\x1f\x8b"
-        opener = gzip.open if gz else open
-        with opener(path, "rb") as handle:  # type: ignore[operator]
-            for line in handle:
-                if line.strip():
-                    break
-            else:
-                return "is empty"
-    except (OSError, EOFError) as error:
-        return f"cannot be read ({type(error).__name__}: {error})"
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return "does not hold JSON lines (its first line is not JSON)"
-    if not isinstance(record, dict):
-        return "does not hold JSON objects, one per line"
-    missing = [name for name in SNAPSHOT_FIELDS if name not in record]
-    if needs_date and "versions" not in record and "update_date" not in record:
-        missing.append("versions or update_date")
-    if missing:
-        return f"its first record has no {', '.join(f'`{name}`' for name in missing)} field"
-    if not isinstance(record["categories"], (str, list)):
-        return (f"its first record's `categories` is {type(record['categories']).__name__}, not a space-separated "
-                f"string such as \"math.CO cs.DM\"")
-    return None
-
-
 # ----------------------------------------------------------------------------- checks
 Relevant = Callable[[frozenset[str], "str | None"], bool]
 
@@ -222,23 +234,9 @@ def _always(rules: frozenset[str], model: str | None) -> bool:  # noqa: ARG001
 def missing_inputs(plan: Plan, relevant: Relevant = _always) -> list[Problem]:
     """Files the workflow declares as inputs: Snakemake would stop on them anyway, so these always fail."""
     problems = []
-    source = plan.arxiv.get("source")
-    if source == "snapshot" and plan.snapshot and not Path(plan.snapshot).is_file():
-        given = str(plan.arxiv.get("snapshot") or plan.snapshot)
-        where = "" if Path(given).is_absolute() else " (a relative path is read from the working directory)"
-        problem = Problem(
-            "arxiv.snapshot", f"file not found: {given}{where}",
-            "download arxiv-metadata-oai-snapshot (Kaggle) or fix the path; the format is in config/README.md "
-            f"(\"Snapshot format\"), the route in the {OFFLINE_DOCS}", frozenset({"arxiv_fetch"}))
-        if relevant(problem.rules, None):
-            problems.append(problem)
-    for key, path in plan.rewardmath_files.items():
-        if not Path(path).is_file():
-            problem = Problem(f"rewardmath.{key}", f"file not found: {path}",
-                              "fix the path, or use the Hub source (`hf`) where there is network",
-                              frozenset({"rewardmath_prepare"}))
-            if relevant(problem.rules, None):
-                problems.append(problem)
+    for need in (need for needs in plan.needs for need in needs.files):
+        if not Path(need.path).is_file() and relevant(need.rules, None):
+            problems.append(Problem(need.key, need.what, need.fix, need.rules))
     return problems
 
 
@@ -260,23 +258,17 @@ def collect(
 
     problems: list[Problem] = []
     offline = hub_offline(env)
-    arxiv_rules = frozenset({"arxiv_fetch"})
-    arxiv_url = None
-    if plan.arxiv.get("source") == "api" and relevant(arxiv_rules, None):
-        url = str((plan.arxiv.get("api") or {}).get("base_url") or "https://export.arxiv.org/api/query")
-        arxiv_url = None if is_loopback(endpoint(url)[0]) else url
-    elif plan.arxiv.get("source") == "snapshot" and plan.snapshot and Path(plan.snapshot).is_file():
-        window = bool(plan.arxiv.get("date_from") or plan.arxiv.get("date_to"))
-        reason = snapshot_first_record_problem(plan.snapshot, window) if relevant(arxiv_rules, None) else None
-        if reason:
-            problems.append(Problem("arxiv.snapshot", f"{plan.snapshot} {reason}",
-                                    "the fields the code reads are listed in config/README.md (\"Snapshot format\")",
-                                    arxiv_rules))
+    for check in (check for needs in plan.needs for check in needs.checks):
+        if relevant(check.rules, None) and (problem := check.run()) is not None:
+            problems.append(problem)
+    urls = [need for needs in plan.needs for need in needs.urls
+            if relevant(need.rules, None) and not is_loopback(endpoint(need.url)[0])]
 
+    score_rules = plan.score_rules
     uncached: list[str] = []  # hub models that need a download
     for name, spec in plan.models.items():
         key = plan.model_keys.get(name, f"models ({name})")
-        if not relevant(SCORE_RULES, name):
+        if not relevant(score_rules, name):
             continue
         if spec.adapter_entry.remote:
             variable = str(spec.options.get("api_key_env") or spec.adapter_entry.api_key_env)
@@ -284,7 +276,7 @@ def collect(
                 problems.append(Problem(
                     key, f"{variable} (options.api_key_env) is not set; this model scores through an API",
                     f"export {variable}=<your key>, or remove the model (and set reference_model: null if it is "
-                    f"the reference)", SCORE_RULES, frozenset({name})))
+                    f"the reference)", score_rules, frozenset({name})))
         elif looks_local(spec.path):
             folder = Path(spec.path).expanduser()
             if not folder.is_dir() or not (folder / "config.json").is_file():
@@ -292,29 +284,21 @@ def collect(
                 problems.append(Problem(
                     f"{key}.path", f"local model folder {spec.path} {what}",
                     "point it at a folder written by save_pretrained or `hf download <repo> --local-dir <folder>`",
-                    SCORE_RULES, frozenset({name})))
+                    score_rules, frozenset({name})))
         elif not in_cache(spec.path, spec.revision):
             uncached.append(name)
 
-    datasets: list[tuple[str, str, str]] = []  # (source key, dataset id, fix) for hub datasets not cached
-    rewardmath_rules = frozenset({"rewardmath_prepare"})
-    if plan.rewardmath.get("enabled") and relevant(rewardmath_rules, None):
-        from rmeval.benchmarks.rewardmath.loading import REWARDBENCH_HF_ID, REWARDMATH_HF_ID
-
-        for source_key, dataset, local_key in (("source", REWARDMATH_HF_ID, "path"),
-                                               ("rewardbench_source", REWARDBENCH_HF_ID, "rewardbench_path")):
-            if plan.rewardmath.get(source_key, "hf") == "hf" and not dataset_cached(dataset):
-                alternative = " (or `none`)" if source_key == "rewardbench_source" else ""
-                datasets.append((source_key, dataset,
-                                 f"offline, use `rewardmath.{source_key}: local`{alternative} with "
-                                 f"`rewardmath.{local_key}` (config/README.md)"))
+    # Hub datasets not in the cache need the hub.
+    datasets = [need for needs in plan.needs for need in needs.datasets
+                if relevant(need.rules, None) and not dataset_cached(need.dataset)]
 
     hub = hub_endpoint() if uncached or datasets else None
-    answers = reachability([url for url in (arxiv_url, hub) if url], probe=probe, timeout=timeout)
-    if arxiv_url and answers[arxiv_url]:
-        problems.append(Problem(
-            "arxiv.source", f"'api' needs {endpoint(arxiv_url)[0]}, which is unreachable ({answers[arxiv_url]})",
-            f"offline, use `arxiv.source: snapshot` (config/offline.yaml; {OFFLINE_DOCS})", arxiv_rules))
+    answers = reachability([*(need.url for need in urls), *([hub] if hub else [])], probe=probe, timeout=timeout)
+    for need in urls:
+        if answers[need.url]:
+            problems.append(Problem(
+                need.key, f"{need.what} needs {endpoint(need.url)[0]}, which is unreachable ({answers[need.url]})",
+                need.fix, need.rules))
     blocked = ("HF_HUB_OFFLINE is set" if offline else
                f"{endpoint(hub)[0]} is unreachable ({answers[hub]})" if hub and answers[hub] else None)
     if uncached and blocked:
@@ -326,10 +310,10 @@ def collect(
             " / ".join(sections), f"{_names(uncached)} {'is' if one else 'are'} not in the Hugging Face cache "
             f"({hub_cache_dir()}){at}, and {blocked}",
             f"download {'it' if one else 'them'} where there is network into the HF_HOME this run uses, or give "
-            f"{'it' if one else 'each'} a local `path` ({OFFLINE_DOCS})", SCORE_RULES, frozenset(uncached)))
-    for source_key, dataset, fix in datasets if blocked else []:
-        problems.append(Problem(f"rewardmath.{source_key}", f"'hf' needs {dataset}, which is not in the Hugging Face "
-                                f"cache, and {blocked}", fix, rewardmath_rules))
+            f"{'it' if one else 'each'} a local `path` ({OFFLINE_DOCS})", score_rules, frozenset(uncached)))
+    for need in datasets if blocked else []:
+        problems.append(Problem(need.key, f"{need.what} needs {need.dataset}, which is not in the Hugging Face "
+                                f"cache, and {blocked}", need.fix, need.rules))
     return problems
 
 

@@ -1,27 +1,31 @@
 """What a workflow run will do, planned from its config before any rule is defined.
 
-The rule files call one function each: `plan_run` (common.smk: models of both branches, the lock, the groups'
-check, the scoring settings) and `plan_arxiv` (arxiv.smk: the settings each arXiv command gets). The config has
-its defaults filled by the schema (rmeval.config_check), so every key is read as `config[...]`. Problems raise
-RmevalError with the message the run prints; `locate` turns a config path into one the run can open
-(common.smk's `config_path`).
+common.smk calls `plan_run` once: it reads the registry, asks every enabled benchmark's planner (its catalogue's
+`planner`) for its `BenchmarkPlan` (models, score jobs, preflight needs, settings per rule), checks that one model
+name means one model across benchmarks, and follows the lock. The shared layer names no benchmark: everything
+benchmark-specific comes back in a `BenchmarkPlan`. The config has its defaults filled by the schema
+(rmeval.config_check), so every key is read as `config[...]`. Problems raise RmevalError with the message the run
+prints; `locate` turns a config path into one the run can open (common.smk's `config_path`).
 """
 
 from __future__ import annotations
 
-import json
-import shlex
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rmeval.benchmarks import all_benchmarks
+from rmeval.benchmarks.catalogue import Benchmark, ScoreStage, import_target
+from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
+from rmeval.preflight import Needs
 from rmeval.registry import ModelSpec, load_registry, resolve_models
 from rmeval.scoring.settings import ScoringSettings
 
 Locate = Callable[[str], str]
 OWN_LOCK = "results/lock.yaml"  # this run's output, never a lock to follow
+DOWNLOAD_RULE = "download_model"
 
 
 def config_path(value: str, repo: Path, workdir: Path | None = None) -> str:
@@ -32,189 +36,210 @@ def config_path(value: str, repo: Path, workdir: Path | None = None) -> str:
     return str(repo / value)
 
 
-# ----------------------------------------------------------------------------- arXiv stage
+def config_value(config: Mapping[str, Any], dotted_key: str) -> Any:
+    """`config["rewardmath"]["models"]` for "rewardmath.models" (the schema filled every level)."""
+    value: Any = config
+    for part in dotted_key.split("."):
+        value = value[part]
+    return value
+
+
+# ----------------------------------------------------------------------------- what a benchmark plans
 @dataclass(frozen=True)
-class ArxivPlan:
-    """The `arxiv:` settings each command gets as JSON (a rule param: a change re-runs the job)."""
+class PlanContext:
+    """What a benchmark's planner gets beside the config.
 
-    snapshot: str | None  # the located snapshot the fetch reads (source snapshot only)
-    fetch_json: str
-    select_json: str
+    defined: the models of the benchmarks planned before it (catalogue order), so that its model list may name a
+    model defined inline in an earlier section. lock_path: the lock the run follows (`lock:`), located.
+    """
 
+    registry: Mapping[str, ModelSpec]
+    defined: Mapping[str, ModelSpec]
+    locate: Locate
+    workdir: Path
+    lock_path: str | None
 
-# allow_fewer only concerns select; select needs no more than these.
-SELECT_KEYS = ("papers_per_group", "seed", "allow_fewer", "candidate_factor", "categories_table")
-
-
-def _settings_json(settings: Mapping[str, Any]) -> str:
-    return json.dumps(dict(settings), sort_keys=True, default=str)
-
-
-def arxiv_settings_json(arxiv: Mapping[str, Any], snapshot: str | None) -> str:
-    """The `arxiv:` mapping for `--config-json` of the fetch (and of `lock rebuild`), the snapshot located."""
-    return _settings_json(
-        {**{k: v for k, v in arxiv.items() if k != "allow_fewer"}, **({"snapshot": snapshot} if snapshot else {})}
-    )
-
-
-def plan_arxiv(arxiv: Mapping[str, Any], locate: Locate) -> ArxivPlan:
-    snapshot = locate(arxiv["snapshot"]) if arxiv["source"] == "snapshot" and arxiv.get("snapshot") else None
-    return ArxivPlan(
-        snapshot=snapshot,
-        fetch_json=arxiv_settings_json(arxiv, snapshot),
-        select_json=_settings_json({k: arxiv[k] for k in SELECT_KEYS if k in arxiv}),
-    )
+    def resolve(self, entries: list[Any], models_key: str) -> dict[str, ModelSpec]:
+        """A model list of the config (registry names or inline entries, at `models_key`) as specs, in config
+        order; it may name the registry's models and those defined by the benchmarks planned before."""
+        section = models_key.rpartition(".")[0]
+        where = f"config: {section}" if section else "config"
+        specs = resolve_models(entries, {**self.registry, **self.defined}, where=where)
+        return {spec.name: spec for spec in specs}
 
 
 @dataclass(frozen=True)
-class ArxivFromLock:
-    """`arxiv.source: lock`: the groups rebuilt from the papers of the followed lock (rule arxiv_from_lock)."""
+class ScoreJobs:
+    """One score stage of a benchmark as planned: every model in `models` scores every table in `tables`.
 
-    lock: str
-    lock_sha256: str  # a different lock at the same path rebuilds the groups
-    snapshot: list[str]  # the located snapshot, if the config names one: papers are read there, not fetched
-    groups_json: str
-    settings_json: str
+    data: (model, table) -> the input table its job reads (a judge may read another folder than a classifier).
+    """
+
+    stage: ScoreStage
+    models: tuple[str, ...]
+    tables: tuple[str, ...]
+    data: Callable[[str, str], str]
+
+    def score_files(self, model: str | None = None) -> list[str]:
+        models = self.models if model is None else [m for m in self.models if m == model]
+        return [self.stage.score_file(m, table) for m in models for table in self.tables]
+
+    def meta_files(self) -> list[str]:
+        return [self.stage.meta_file(m, table) for m in self.models for table in self.tables]
 
 
-def plan_arxiv_from_lock(config: Mapping[str, Any], lock_path: str, locate: Locate) -> ArxivFromLock:
-    from rmeval.io.hashing import sha256_file
+@dataclass(frozen=True)
+class BenchmarkPlan:
+    """What one enabled benchmark will run, as its planner decided from the config.
 
-    arxiv = config["arxiv"]
-    snapshot = locate(arxiv["snapshot"]) if arxiv.get("snapshot") else None
-    return ArxivFromLock(
-        lock=lock_path,
-        lock_sha256=sha256_file(lock_path),
-        snapshot=[snapshot] if snapshot else [],
-        groups_json=json.dumps(config["groups"]),
-        settings_json=arxiv_settings_json(arxiv, snapshot),
-    )
+    models: the models it scores (config order). model_keys: model -> the config key naming it (preflight lines).
+    score_jobs: its score stages, planned. needs: what its stages need from this machine (rmeval.preflight).
+    pending: rule -> the files whose absence means a job of that rule runs (the dry run's stand-in for the DAG).
+    settings: rule -> that rule's `--settings` object (rmeval.cli_settings). own: the benchmark's own plan, for its
+    rule file. warnings: to log at parse time.
+    """
+
+    name: str
+    models: dict[str, ModelSpec] = field(default_factory=dict)
+    model_keys: dict[str, str] = field(default_factory=dict)
+    score_jobs: tuple[ScoreJobs, ...] = ()
+    needs: Needs = field(default_factory=Needs)
+    pending: Mapping[str, list[str]] = field(default_factory=dict)
+    settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    own: Any = None
+    warnings: tuple[str, ...] = ()
+
+
+Planner = Callable[[Mapping[str, Any], PlanContext], BenchmarkPlan]
+
+
+def model_keys(section: str, entries: list[Any]) -> dict[str, str]:
+    """Model name -> the config key that names it, e.g. "models[0] (Skywork-Reward-V2-Qwen3-0.6B)"."""
+    keys: dict[str, str] = {}
+    for index, entry in enumerate(entries):
+        name = entry if isinstance(entry, str) else entry.get("name")
+        keys.setdefault(name, f"{section}[{index}] ({name})")
+    return keys
 
 
 # ----------------------------------------------------------------------------- the whole run
 @dataclass(frozen=True)
 class RunPlan:
-    groups: list[str]
-    model_specs: dict[str, ModelSpec]  # the fairness branch (`models:`), config order
-    rewardmath_enabled: bool
-    rewardmath_specs: dict[str, ModelSpec]  # `rewardmath.models`, when the branch is enabled
-    all_specs: dict[str, ModelSpec]  # both branches, with the lock's commits where a lock is followed
+    benchmarks: dict[str, BenchmarkPlan]  # the enabled ones, catalogue order
+    all_specs: dict[str, ModelSpec]  # every benchmark's models, with the lock's commits where a lock is followed
     locked_revisions: dict[str, str]  # model -> commit / fingerprint its jobs must load
     lock_path: str | None
     config_sha256: str  # recorded in results/lock.yaml
     scoring: ScoringSettings
-    model_keys: dict[str, str]  # model -> the config key naming it, for preflight lines
-    arxiv_from_lock: ArxivFromLock | None
+    model_keys: dict[str, str]  # model -> the first config key naming it, for preflight lines
     warnings: tuple[str, ...]  # to log at parse time
 
-    def pending_outputs(self, rules: Iterable[str], model: str | None, rewardmath_tables: list[str]) -> list[str]:
+    def own(self, benchmark: str) -> Any:
+        """A benchmark's own plan (its rule file reads it); None when the benchmark is not enabled."""
+        plan = self.benchmarks.get(benchmark)
+        return plan.own if plan else None
+
+    @property
+    def score_jobs(self) -> list[ScoreJobs]:
+        return [jobs for plan in self.benchmarks.values() for jobs in plan.score_jobs]
+
+    @property
+    def score_rules(self) -> frozenset[str]:
+        """The rules that load or call a model: preflight's model checks concern them."""
+        return frozenset({DOWNLOAD_RULE, *(jobs.stage.rule for jobs in self.score_jobs)})
+
+    def score_files(self, benchmark: str | None = None) -> list[str]:
+        plans = self.benchmarks.values() if benchmark is None else [self.benchmarks[benchmark]]
+        return [path for plan in plans for jobs in plan.score_jobs for path in jobs.score_files()]
+
+    def meta_files(self, benchmark: str) -> list[str]:
+        return [path for jobs in self.benchmarks[benchmark].score_jobs for path in jobs.meta_files()]
+
+    def settings(self, benchmark: str, rule: str) -> str:
+        """The `--settings` JSON of one of a benchmark's rules."""
+        return settings_json(self.benchmarks[benchmark].settings[rule])
+
+    def score_settings(self, jobs: ScoreJobs, model: str) -> str:
+        """The `--settings` JSON of one `rmeval score` job: the engine settings, the task, the locked revision."""
+        expected = self.locked_revisions.get(model)
+        return settings_json({"task": jobs.stage.task, **self.scoring.command_settings(),
+                              **({"expect_revision": expected} if expected else {})})
+
+    def pending_outputs(self, rules: Iterable[str], model: str | None) -> list[str]:
         """The dry run's stand-in for the DAG (rmeval.preflight): the outputs whose absence means a job of
         `rules` (for `model`) would run."""
-        files = []
-        if "arxiv_fetch" in rules:
-            files += [f"results/data/{group}.parquet" for group in self.groups]
-        if "rewardmath_prepare" in rules and self.rewardmath_enabled:
-            files.append("results/rewardmath/data/manifest.json")
-        if model in self.model_specs:
-            files += [f"results/scores/{model}/{group}.parquet" for group in self.groups]
-        if model in self.rewardmath_specs:
-            files += [f"results/rewardmath/scores/{model}/{table}.parquet" for table in rewardmath_tables]
+        rules = set(rules)
+        files: list[str] = []
+        for plan in self.benchmarks.values():
+            for rule, paths in plan.pending.items():
+                if rule in rules:
+                    files += paths
+            for jobs in plan.score_jobs:
+                if model is not None and model in jobs.models:
+                    files += jobs.score_files(model)
         return files
 
-    def locked_revision_flag(self, name: str) -> str:
-        """`--expect-revision <commit>` for `rmeval score` when a lock pins the model, else nothing."""
-        expected = self.locked_revisions.get(name)
-        return f"--expect-revision {shlex.quote(expected)}" if expected else ""
+    def preflight_plan(self) -> Any:
+        """What the run needs from this machine, for rmeval.preflight."""
+        from rmeval.preflight import Plan
+
+        return Plan(models=self.all_specs, model_keys=self.model_keys, score_rules=self.score_rules,
+                    needs=tuple(plan.needs for plan in self.benchmarks.values()))
 
 
-def check_groups(config: Mapping[str, Any], locate: Locate) -> None:
-    """Unknown categories, or one category in two groups, fail now rather than after every download."""
-    from rmeval.benchmarks.fairness.arxiv.categories import check_disjoint, load_table, resolve_group
-
-    table_path = config["arxiv"]["categories_table"]
-    try:
-        table = load_table(locate(table_path) if table_path else None)
-        check_disjoint({name: resolve_group(name, entries, table) for name, entries in config["groups"].items()})
-    except RmevalError as error:
-        raise RmevalError(f"config: {error}") from error
-
-
-def resolve_branches(
-    config: Mapping[str, Any], registry: dict[str, ModelSpec]
-) -> tuple[dict[str, ModelSpec], dict[str, ModelSpec]]:
-    """(fairness specs, RewardMATH specs); `rewardmath.models` may also name the models defined under `models:`."""
-    specs = {spec.name: spec for spec in resolve_models(config["models"], registry, where="config")}
-    rewardmath = config["rewardmath"]
-    rm_specs = (
-        {
-            spec.name: spec
-            for spec in resolve_models(rewardmath["models"], {**registry, **specs}, where="config: rewardmath")
-        }
-        if rewardmath["enabled"]
-        else {}
-    )
-    # One name, one model: scores of both branches live under results/.../{model}/ and share a download.
-    for name in set(specs) & set(rm_specs):
-        if specs[name] != rm_specs[name]:
-            raise RmevalError(f"config: model {name!r} is defined differently in `models` and `rewardmath.models`")
-    return specs, rm_specs
+def enabled_benchmarks(config: Mapping[str, Any]) -> list[Benchmark]:
+    return [bench for bench in all_benchmarks() if bench.enabled(config)]
 
 
 def locate_lock(config: Mapping[str, Any], locate: Locate, workdir: Path) -> str | None:
-    """The lock to follow (`lock:`), located; refuses this run's own output and `source: lock` without one."""
+    """The lock to follow (`lock:`), located; refuses this run's own output."""
     lock_path = locate(config["lock"]) if config["lock"] else None
     if lock_path and (workdir / lock_path).resolve() == (workdir / OWN_LOCK).resolve():
         raise RmevalError(f"config: lock: {OWN_LOCK} is this run's own output; copy the lock elsewhere first")
-    if config["arxiv"]["source"] == "lock" and not lock_path:
-        raise RmevalError("config: arxiv.source is 'lock' but no top-level `lock:` file is given")
     return lock_path
 
 
-def model_keys(sections: Iterable[tuple[str, list[Any]]]) -> dict[str, str]:
-    """Model name -> the config key that names it, e.g. "models[0] (Skywork-Reward-V2-Qwen3-0.6B)"."""
-    keys: dict[str, str] = {}
-    for section, entries in sections:
-        for index, entry in enumerate(entries):
-            name = entry if isinstance(entry, str) else entry.get("name")
-            keys.setdefault(name, f"{section}[{index}] ({name})")
-    return keys
+def _check_one_definition(defined: Mapping[str, ModelSpec], keys: Mapping[str, str], plan: BenchmarkPlan,
+                          models_key: str) -> None:
+    """One name, one model: scores of every benchmark live under .../{model}/ and share a download."""
+    for name, spec in plan.models.items():
+        if name in defined and defined[name] != spec:
+            first = keys[name].split("[")[0]
+            raise RmevalError(f"config: model {name!r} is defined differently in `{first}` and `{models_key}`")
 
 
 def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None) -> RunPlan:
-    """Everything common.smk needs, in the order its checks ran: registry, groups, models, lock."""
+    """Everything common.smk needs: the registry, each enabled benchmark's plan (catalogue order), the lock."""
     from rmeval.lock.lockfile import config_sha256, load_lock
     from rmeval.lock.models import follow_lock
 
     workdir = Path.cwd() if workdir is None else workdir
     registry = load_registry(locate(config["registry"]))
-    check_groups(config, locate)
-    specs, rm_specs = resolve_branches(config, registry)
     lock_path = locate_lock(config, locate, workdir)
+    plans: dict[str, BenchmarkPlan] = {}
+    defined: dict[str, ModelSpec] = {}
+    keys: dict[str, str] = {}
+    for bench in enabled_benchmarks(config):
+        if not bench.planner:
+            raise RmevalError(f"benchmark {bench.name!r} declares no planner (its catalogue's `planner`)")
+        planner: Planner = import_target(bench.planner)
+        plan = planner(config, PlanContext(registry, dict(defined), locate, workdir, lock_path))
+        _check_one_definition(defined, keys, plan, bench.models_key)
+        plans[bench.name] = plan
+        defined.update(plan.models)
+        for name, key in plan.model_keys.items():
+            keys.setdefault(name, key)
     try:
-        all_specs, locked = follow_lock({**specs, **rm_specs}, load_lock(lock_path) if lock_path else None)
+        all_specs, locked = follow_lock(defined, load_lock(lock_path) if lock_path else None)
     except RmevalError as error:
         raise RmevalError(f"config: lock: {error}") from error
-    warnings = []
-    reference = config["reference_model"]
-    if reference is not None and reference not in specs:
-        # Table 4 needs the reference among the scored models; say so now, not after hours of scoring.
-        warnings.append(
-            f"config: reference_model {reference!r} is not in `models`; Table 4 (Pearson r) will be skipped"
-        )
-    rewardmath = config["rewardmath"]
     return RunPlan(
-        groups=list(config["groups"]),
-        model_specs=specs,
-        rewardmath_enabled=bool(rewardmath["enabled"]),
-        rewardmath_specs=rm_specs,
+        benchmarks=plans,
         all_specs=all_specs,
         locked_revisions=locked,
         lock_path=lock_path,
         config_sha256=config_sha256(config),
         scoring=ScoringSettings.from_mapping(config["scoring"]),
-        model_keys=model_keys([("models", config["models"]), ("rewardmath.models", rewardmath["models"] or [])]),
-        arxiv_from_lock=(
-            plan_arxiv_from_lock(config, lock_path, locate) if lock_path and config["arxiv"]["source"] == "lock" else None
-        ),
-        warnings=tuple(warnings),
+        model_keys=keys,
+        warnings=tuple(warning for plan in plans.values() for warning in plan.warnings),
     )

@@ -2,7 +2,11 @@
 # arxiv_fetch streams the snapshot (or pages through the API) once per group and keeps a bounded seeded
 # candidate pool; arxiv_select drops titles shared between groups and writes the balanced sample.
 # Both run on the submitting host under SLURM: the API needs internet, and the work is I/O, not compute.
-from rmeval.run_plan import plan_arxiv
+# Included by fairness.smk; the settings come from its plan (rmeval.benchmarks.fairness.planner).
+
+
+wildcard_constraints:
+    group=one_of(GROUPS),
 
 
 localrules:
@@ -10,9 +14,7 @@ localrules:
     arxiv_select,
 
 
-ARXIV = config["arxiv"]
-# Settings passed to the commands as JSON (a change re-runs the job): rmeval.run_plan.
-ARXIV_PLAN = plan_arxiv(ARXIV, config_path)
+ARXIV_PLAN = FAIRNESS.arxiv
 
 
 rule arxiv_fetch:

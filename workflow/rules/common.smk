@@ -1,7 +1,9 @@
 # Helpers shared by all rule files (config access, model specs, resources, target lists).
-# This is the only .smk file that defines Python functions; the planning behind them is rmeval.run_plan.
+# This is the only .smk file that defines Python functions; the planning behind them is rmeval.run_plan, which asks
+# every enabled benchmark's planner (its catalogue) what it runs: these helpers name no benchmark.
 import json  # used by the rule files' params too
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -10,8 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from rmeval import run_plan
-from rmeval.benchmarks import BENCHMARK_MODULES, benchmark
-from rmeval.benchmarks.fairness import plan as fairness_plan
+from rmeval.benchmarks import benchmark
 from rmeval.errors import RmevalError
 from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
@@ -40,7 +41,8 @@ def config_path(value):
     return run_plan.config_path(value, Path(workflow.basedir))
 
 
-# Models of both branches, the lock, the groups' check and the scoring settings (rmeval.run_plan).
+# Every enabled benchmark's plan (models, score jobs, preflight needs, settings), the lock and the scoring
+# settings (rmeval.run_plan).
 try:
     PLAN = run_plan.plan_run(config, config_path)
 except RmevalError as error:
@@ -54,16 +56,9 @@ _gpu_limit = snakemake_gpu_limit(workflow.global_resources["_nodes"].value, "gpu
 if _gpu_limit is not None:
     workflow.register_resource("gpu", _gpu_limit)
 
-GROUPS = PLAN.groups
-MODEL_SPECS = PLAN.model_specs
-MODEL_NAMES = list(MODEL_SPECS)
-REWARDMATH = config["rewardmath"]
-REWARDMATH_ENABLED = PLAN.rewardmath_enabled
-REWARDMATH_SPECS = PLAN.rewardmath_specs
 # A published lock (`lock:`, README "Reproduce our run"): its commits replace `revision: null`, and every
 # scoring job checks that it loaded the locked commit or folder fingerprint (rmeval.lock.models).
 ALL_SPECS = PLAN.all_specs
-CONFIG_SHA256 = PLAN.config_sha256
 
 
 def model_spec_json(name):
@@ -71,22 +66,11 @@ def model_spec_json(name):
     return ALL_SPECS[name].to_json()
 
 
-def locked_revision_flag(name):
-    """`--expect-revision <commit>` for `rmeval score` when a lock pins the model, else nothing."""
-    return PLAN.locked_revision_flag(name)
-
-
-def rewardmath_score_data(wildcards):
-    """A pairwise judge reads the tables that carry chosen positions (rule rewardmath_positions)."""
-    folder = "pairwise" if ALL_SPECS[wildcards.model].judge_mode == "pairwise" else "data"
-    return f"results/rewardmath/{folder}/{wildcards.rm_table}.parquet"
-
-
-def model_resource(name, key):
-    """One scoring resource (gpu, mem_mb, runtime, ...) for a model, scaled by attempt where it makes sense."""
+def model_resource(key):
+    """One scoring resource (gpu, mem_mb, runtime, ...) of the job's model, scaled by attempt where it makes sense."""
 
     def get(wildcards, attempt):
-        return scoring_resources(ALL_SPECS[wildcards.model if name is None else name], attempt)[key]
+        return scoring_resources(ALL_SPECS[wildcards.model], attempt)[key]
 
     return get
 
@@ -95,12 +79,24 @@ def scoring_threads():
     return PLAN.scoring.threads
 
 
-def fairness_score_files():
-    return expand("results/scores/{model}/{group}.parquet", model=MODEL_NAMES, group=GROUPS)
+def one_of(names):
+    """A wildcard constraint matching exactly these names."""
+    return "|".join(map(re.escape, names))
 
 
-def group_data_files():
-    return expand("results/data/{group}.parquet", group=GROUPS)
+def score_input(jobs):
+    """The input table of a (model, table) job of one score stage (rmeval.run_plan.ScoreJobs)."""
+    return lambda wildcards: jobs.data(wildcards.model, wildcards.table)
+
+
+def score_settings(jobs):
+    """`rmeval score --settings` of a job: the stage's task, the `scoring:` settings, a locked revision."""
+    return lambda wildcards: PLAN.score_settings(jobs, wildcards.model)
+
+
+def stage_settings(benchmark_name, rule_name):
+    """The `--settings` JSON of one of a benchmark's rules, from its plan (rmeval.cli_settings)."""
+    return PLAN.settings(benchmark_name, rule_name)
 
 
 def rule_outputs(benchmark_name, rule_name):
@@ -123,24 +119,6 @@ def rule_inputs(benchmark_name, rule_name):
     return benchmark(benchmark_name).inputs_of_rule(rule_name)
 
 
-def published_values():
-    """The papers' own numbers (resources/published/), inside the repository whatever the working directory."""
-    return [str(REPOSITORY / path) for path in fairness_plan.PUBLISHED_VALUES]
-
-
-def rewardmath_table(key):
-    """An input function giving the RewardMATH table `key` (its catalogue) when that branch runs, else nothing."""
-    return lambda wildcards: [benchmark("rewardmath").get(key).path] if REWARDMATH_ENABLED else []
-
-
-def rewardmath_summary_step(tables, summary):
-    """The shell step appending the RewardMATH section to the fairness summary, when that branch ran (else
-    RM_PRM_AGGREGATION, from rewardmath.smk, may not exist: tests include the fairness rules alone)."""
-    if not tables:
-        return ""
-    return fairness_plan.rewardmath_summary_step(tables, summary, RM_PRM_AGGREGATION)
-
-
 def benchmark_targets(benchmark_name):
     """Every catalogued file of a benchmark that holds no wildcard (the rest come from its rule file)."""
     targets = []
@@ -150,36 +128,46 @@ def benchmark_targets(benchmark_name):
     return targets
 
 
-# The targets a benchmark's rule file adds to `rule all` beyond its catalogue (its score files, one file per
-# model): benchmark name -> function returning paths, registered by the rule file itself.
+# The targets a benchmark's rule file adds to `rule all` beyond its catalogue and its score files (e.g. one
+# export per judge): benchmark name -> function returning paths, registered by the rule file itself.
 BENCHMARK_EXTRA_TARGETS = {}
 
 
 def all_outputs():
-    """The default target's inputs. For every enabled benchmark, its catalogued files and the extra targets its
-    rule file registered; then the lock, which records them all."""
+    """The default target's inputs. For every enabled benchmark: its catalogued files, every score file (a
+    deleted one is rebuilt by a plain rerun, not left "missing, no update" because the tables built from it are
+    newer) and the extra targets its rule file registered; then the lock, which records them all."""
     targets = []
-    for name in BENCHMARK_MODULES:
-        if benchmark(name).enabled(config):
-            targets += benchmark_targets(name)
-            targets += BENCHMARK_EXTRA_TARGETS.get(name, list)()
+    for name in PLAN.benchmarks:
+        targets += benchmark_targets(name)
+        targets += PLAN.score_files(name)
+        targets += BENCHMARK_EXTRA_TARGETS.get(name, list)()
     return targets + ["results/lock.yaml"]
 
 
 def preflight_plan():
     """What the run needs from this machine, for rmeval.preflight (called from the Snakefile)."""
-    from rmeval.preflight import Plan
-
-    return Plan(
-        arxiv=ARXIV,
-        snapshot=ARXIV_PLAN.snapshot,
-        models=ALL_SPECS,
-        model_keys=PLAN.model_keys,
-        rewardmath=REWARDMATH if REWARDMATH_ENABLED else {},
-        rewardmath_files=RM_LOCAL_INPUTS if REWARDMATH_ENABLED else {},
-    )
+    return PLAN.preflight_plan()
 
 
 def preflight_pending(rules, model):
     """The dry run's stand-in for the DAG: would a job of `rules` (for `model`) run? Some output is missing."""
-    return any(not Path(path).exists() for path in PLAN.pending_outputs(rules, model, RM_SCORED_TABLES))
+    return any(not Path(path).exists() for path in PLAN.pending_outputs(rules, model))
+
+
+# TEMP (replaced by the run-level outputs): the fairness summary/reproduction rules' RewardMATH parts.
+from rmeval.benchmarks.fairness import plan as fairness_plan
+
+
+def published_values():
+    return [str(REPOSITORY / path) for path in fairness_plan.PUBLISHED_VALUES]
+
+
+def rewardmath_table(key):
+    return lambda wildcards: [benchmark("rewardmath").get(key).path] if "rewardmath" in PLAN.benchmarks else []
+
+
+def rewardmath_summary_step(tables, summary):
+    if not tables:
+        return ""
+    return fairness_plan.rewardmath_summary_step(tables, summary, PLAN.own("rewardmath").prm_aggregation)

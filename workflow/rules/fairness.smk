@@ -1,27 +1,33 @@
-# Stage 3: group-fairness statistics (the paper's Tables 1-4 and the extended tables) and the
-# plain-words summary. Pure numpy/scipy/statsmodels: no torch, no GPU. The files these rules write, and the tables
-# each of them reads, are declared once in rmeval.benchmarks.fairness.catalogue.
+# The group-fairness benchmark (Song et al. 2025): arXiv papers per group (fairness_arxiv.smk) -> one score file per
+# (model, group) (the shared score rule, scoring.smk) -> statistics (the paper's Tables 1-4 and the extended tables)
+# -> figures (fairness_figures.smk). Pure numpy/scipy/statsmodels after scoring: no torch, no GPU. The files these
+# rules write, and the tables each of them reads, are declared once in rmeval.benchmarks.fairness.catalogue; what
+# a run does is planned by rmeval.benchmarks.fairness.planner.
+FAIRNESS = PLAN.own("fairness")
+GROUPS = list(FAIRNESS.groups)
+FAIRNESS_SPECS = PLAN.benchmarks["fairness"].models
+FAIRNESS_SCORES = PLAN.score_files("fairness")
 
-# Every score file is a target: a deleted one is rebuilt by a plain rerun, not left "missing, no update"
-# because the tables built from it are newer than the files left.
-BENCHMARK_EXTRA_TARGETS["fairness"] = fairness_score_files
+
+include: "arxiv.smk"
+include: "figures.smk"
 
 
 rule fairness_stats:
     input:
-        scores=fairness_score_files(),
+        scores=FAIRNESS_SCORES,
     output:
         **rule_outputs("fairness", "fairness_stats"),
     params:
         scores_dir=lambda wildcards, input: str(Path(input.scores[0]).parents[1]),
         out_dir=subpath(output.table1, parent=True),
-        models=MODEL_NAMES,
+        models=list(FAIRNESS_SPECS),
         groups=GROUPS,
         # null reference_model -> "" -> Table 4 skipped with a note
         reference=config["reference_model"] or "",
         registry=config_path(config["registry"]),
         # ranks of inline config models too, not only registry entries
-        ranks=json.dumps({name: spec.rewardbench_rank for name, spec in MODEL_SPECS.items()}),
+        ranks=json.dumps({name: spec.rewardbench_rank for name, spec in FAIRNESS_SPECS.items()}),
         alpha=config["stats"]["alpha"],
         bootstrap=config["stats"]["bootstrap"],
         permutations=config["stats"]["permutations"],

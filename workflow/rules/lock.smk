@@ -2,16 +2,12 @@
 # hashes, model commits or folder fingerprints, software versions, the config's hash); with
 # `arxiv.source: lock` the group tables are rebuilt from the lock named by `lock:` instead of sampled.
 
-LOCK_METAS = expand("results/scores/{model}/{group}.meta.json", model=MODEL_NAMES, group=GROUPS) + (
-    expand("results/rewardmath/scores/{model}/{rm_table}.meta.json", model=RM_MODELS, rm_table=RM_SCORED_TABLES)
-    if REWARDMATH_ENABLED
-    else []
-)
+LOCK_METAS = [path for name in PLAN.benchmarks for path in PLAN.meta_files(name)]
 
 
 rule lock:
     input:
-        data=group_data_files(),
+        data=expand("results/data/{group}.parquet", group=GROUPS),
         manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
         metas=LOCK_METAS,
     output:
@@ -25,7 +21,7 @@ rule lock:
     params:
         groups=GROUPS,
         data_dir=lambda wildcards, input: str(Path(input.data[0]).parent),
-        config_sha256=CONFIG_SHA256,
+        config_sha256=PLAN.config_sha256,
     localrule: True
     log:
         "logs/lock.log",
@@ -36,8 +32,8 @@ rule lock:
         " --config-sha256 {params.config_sha256} --out {output.lock:q} --summary {output.summary:q} > {log:q} 2>&1"
 
 
-if PLAN.arxiv_from_lock:
-    ARXIV_FROM_LOCK = PLAN.arxiv_from_lock
+if FAIRNESS.arxiv_from_lock:
+    ARXIV_FROM_LOCK = FAIRNESS.arxiv_from_lock
 
     ruleorder: arxiv_from_lock > arxiv_select
 

@@ -1,26 +1,17 @@
 # The RewardMATH branch (Kim et al. 2024, arXiv:2410.01729): prepare -> score (one job per model x MATH
-# subject, plus RewardBench math-prm) -> metrics -> figure. Enabled by `rewardmath.enabled: true`.
-# The subject list comes from the config (no checkpoint): prepare always writes all seven subject tables.
-# What runs is planned in rmeval.benchmarks.rewardmath.plan; the files written are declared in its catalogue.
-from rmeval.benchmarks.rewardmath.plan import ALL_TABLES as RM_ALL_TABLES, RewardMathPlan, cli_flags
+# subject, plus RewardBench math-prm: the shared score rule, scoring.smk) -> metrics -> figure. Enabled by
+# `rewardmath.enabled: true`. The subject list comes from the config (no checkpoint): prepare always writes all
+# seven subject tables. What runs is planned by rmeval.benchmarks.rewardmath.plan (the benchmark's planner); the
+# files written are declared in its catalogue.
+from rmeval.benchmarks.rewardmath.plan import ALL_TABLES as RM_ALL_TABLES, cli_flags
 
-try:
-    RM_PLAN = RewardMathPlan.from_config(REWARDMATH, REWARDMATH_SPECS, config_path)
-except RmevalError as error:
-    raise WorkflowError(f"config: {error}")
-
-# Names the other rule files read: common.smk (rule all, preflight), lock.smk, fairness.smk.
-RM_MODELS = list(RM_PLAN.models)
-RM_SCORED_TABLES = list(RM_PLAN.scored_tables)
+RM_PLAN = PLAN.own("rewardmath")
+RM_SCORES = PLAN.score_files("rewardmath")
 RM_LOCAL_INPUTS = dict(RM_PLAN.local_inputs)
 RM_TABLE_FILES = RM_PLAN.table_files
 RM_PRM_AGGREGATION = RM_PLAN.prm_aggregation
-# Beyond the catalogue, `rule all` asks for every judge's official export and every score file (a deleted one is
-# rebuilt by a plain rerun).
-BENCHMARK_EXTRA_TARGETS["rewardmath"] = lambda: [
-    *RM_PLAN.exports,
-    *expand("results/rewardmath/scores/{model}/{rm_table}.parquet", model=RM_MODELS, rm_table=RM_SCORED_TABLES),
-]
+# Beyond the catalogue and the score files, `rule all` asks for every judge's official export.
+BENCHMARK_EXTRA_TARGETS["rewardmath"] = lambda: RM_PLAN.exports
 
 
 wildcard_constraints:
@@ -77,39 +68,10 @@ rule rewardmath_positions:
         " > {log:q} 2>&1"
 
 
-rule rewardmath_score:
-    input:
-        data=rewardmath_score_data,
-        downloaded="results/models/{model}.downloaded.json",
-    output:
-        scores="results/rewardmath/scores/{model}/{rm_table}.parquet",
-        meta="results/rewardmath/scores/{model}/{rm_table}.meta.json",
-    params:
-        spec=lambda wildcards: model_spec_json(wildcards.model),
-        locked=lambda wildcards: locked_revision_flag(wildcards.model),
-        engine=SCORING_FLAGS,  # the `scoring:` engine settings, shared with score_fairness (scoring.smk)
-    log:
-        "logs/rewardmath/score/{model}/{rm_table}.log",
-    benchmark:
-        benchmark_file("rewardmath_score/{model}/{rm_table}.tsv")
-    threads: scoring_threads()
-    resources:
-        gpu=model_resource(None, "gpu"),
-        mem_mb=model_resource(None, "mem_mb"),
-        runtime=model_resource(None, "runtime"),
-        gpu_model=model_resource(None, "gpu_model"),
-        slurm_partition=model_resource(None, "slurm_partition"),
-    conda:
-        "../../envs/rmeval.yaml"
-    shell:
-        "HF_HUB_OFFLINE=1 rmeval score --spec {params.spec:q} --task pairs --input {input.data:q} --output {output.scores:q}"
-        " --meta {output.meta:q} --threads {threads} {params.engine} {params.locked} > {log:q} 2>&1"
-
-
 rule rewardmath_metrics:
     input:
         data=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_ALL_TABLES),
-        scores=expand("results/rewardmath/scores/{model}/{rm_table}.parquet", model=RM_MODELS, rm_table=RM_SCORED_TABLES),
+        scores=RM_SCORES,
         official=list(RM_PLAN.official.values()),
         registry=config_path(config["registry"]),
     output:

@@ -89,6 +89,11 @@ class ScoreStage:
     def meta(self) -> str:
         return self.scores.removesuffix(".parquet") + ".meta.json"
 
+    @property
+    def timings(self) -> str:
+        """The job's Snakemake `benchmark:` file, under the run's perf folder (perf/stage_costs.py reads it)."""
+        return f"{self.rule}/{{model}}/{{table}}.tsv"
+
     def score_file(self, model: str, table: str) -> str:
         return self.scores.format(model=model, table=table)
 

@@ -2,6 +2,7 @@
 
 The schema (workflow/schemas/config.schema.yaml) fills the workflow's defaults; the field defaults here are the
 same values for `rmeval score` run by hand (tests/test_settings_defaults.py keeps the two equal).
+`command_settings` is what the score rule hands `rmeval score` in its `--settings` (rmeval.cli_settings).
 """
 
 from __future__ import annotations
@@ -29,17 +30,18 @@ class ScoringSettings:
             raise RmevalError(f"scoring: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}")
         return cls(**raw)
 
-    def command_flags(self) -> str:
-        """The `rmeval score` flags for these settings (a rule param: the same settings give the same string)."""
-        flags = [f"--checkpoint-every {int(self.checkpoint_every)}", f"--max-batch-rows {int(self.max_batch_rows)}"]
+    def command_settings(self) -> dict[str, Any]:
+        """The `rmeval score` options these settings stand for, by option name (part of its `--settings`)."""
+        settings: dict[str, Any] = {"checkpoint_every": int(self.checkpoint_every),
+                                    "max_batch_rows": int(self.max_batch_rows)}
         if self.token_budget:
-            flags.append(f"--token-budget {int(self.token_budget)}")
+            settings["token_budget"] = int(self.token_budget)
         if self.compile:
-            flags.append("--compile")
-        # The server is the default inside a local run, so `true` adds no flag; false loads the model in every job.
+            settings["compile"] = True
+        # The server is the default inside a local run, so `true` sets nothing; false loads the model in every job.
         if self.server is False:
-            flags.append("--no-server")
-        return " ".join(flags)
+            settings["server"] = False
+        return settings
 
 
 SCORING_DEFAULTS = ScoringSettings()

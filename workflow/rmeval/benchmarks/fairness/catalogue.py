@@ -9,8 +9,10 @@ its caption (and a loader in figures/inputs.py `READERS` when it reads a table n
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Output
+from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
 
+DATA = "results/data/{group}.parquet"  # one sampled table per group (the arXiv stage's output)
+SCORE_RULE = "score_fairness"
 TABLES = "results/tables"
 FIGURES = "results/figures"
 STATS_RULE = "fairness_stats"
@@ -52,6 +54,26 @@ BENCHMARK = Benchmark(
     name="fairness",
     title="Group fairness on arXiv abstracts (Song et al. 2025)",
     rule_file="workflow/rules/fairness.smk",
+    planner="rmeval.benchmarks.fairness.planner:plan",
+    models_key="models",
+    score_stages=(
+        ScoreStage(rule=SCORE_RULE, scores="results/scores/{model}/{table}.parquet", task="fairness",
+                   log="logs/score/{model}/{table}.log"),
+    ),
+    commands=(
+        Command("arxiv-fetch", "rmeval.benchmarks.fairness.arxiv.cli_fetch",
+                "Collect single-group candidate papers for one group (API or snapshot)."),
+        Command("arxiv-select", "rmeval.benchmarks.fairness.arxiv.cli_select",
+                "Drop cross-group titles, sample each group, write data + manifests."),
+        Command("fairness-stats", "rmeval.benchmarks.fairness.stats.cli",
+                "Group-fairness statistics and Tables 1-4 from score files."),
+        Command("fairness-summary", "rmeval.benchmarks.fairness.summary",
+                "Plain-words one-page summary of the fairness results."),
+        Command("fairness-reproduction", "rmeval.benchmarks.fairness.reproduction",
+                "Our statistics beside the published ones, with verdicts."),
+        Command("fairness-figures", "rmeval.benchmarks.fairness.figures.cli",
+                "Figures 2-3 and the extra fairness figures."),
+    ),
     outputs=(
         _table("table1", "table1_anova"),
         _table("table2", "table2_tukey"),

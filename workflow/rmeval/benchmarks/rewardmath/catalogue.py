@@ -6,10 +6,13 @@ Import-free (read at Snakefile parse time): builders are "module:function" strin
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Output
+from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
 
 CATEGORY = "RewardMATH"
 METRICS_RULE = "rewardmath_metrics"
+SCORE_RULE = "rewardmath_score"
+DATA = "results/rewardmath/data/{table}.parquet"  # the prepared tables: one per MATH subject, and math-prm
+PAIRWISE_DATA = "results/rewardmath/pairwise/{table}.parquet"  # the same with the pairwise judges' positions
 TABLES = "rmeval.benchmarks.rewardmath.metric_tables"
 TABLE_FORMATS = ("md", "tex")  # beside each table's CSV: the human-readable versions
 
@@ -24,6 +27,26 @@ BENCHMARK = Benchmark(
     title="RewardMATH (Kim et al. 2024) next to RewardBench math-prm",
     rule_file="workflow/rules/rewardmath.smk",
     enabled_by="rewardmath",
+    planner="rmeval.benchmarks.rewardmath.plan:plan",
+    models_key="rewardmath.models",
+    score_stages=(
+        ScoreStage(rule=SCORE_RULE, scores="results/rewardmath/scores/{model}/{table}.parquet", task="pairs",
+                   log="logs/rewardmath/score/{model}/{table}.log"),
+    ),
+    commands=(
+        Command("rewardmath-prepare", "rmeval.benchmarks.rewardmath.prepare",
+                "Load RewardMATH / RewardBench math-prm and split per subject."),
+        Command("rewardmath-metrics", "rmeval.benchmarks.rewardmath.cli_metrics",
+                "RewardMATH accuracy/MRR from official or workflow scores."),
+        Command("rewardmath-positions", "rmeval.benchmarks.rewardmath.pairwise:positions_main",
+                "Add recorded (or seeded) chosen positions for pairwise judges."),
+        Command("rewardmath-export", "rmeval.benchmarks.rewardmath.pairwise:export_main",
+                "One model's RewardMATH scores in the official result-file layout."),
+        Command("rewardmath-figures", "rmeval.benchmarks.rewardmath.figures",
+                "RewardBench-math vs RewardMATH accuracy figure."),
+        Command("rewardmath-summary", "rmeval.benchmarks.rewardmath.summary",
+                "Plain-words RewardMATH section (or append it to a summary)."),
+    ),
     outputs=(
         _table("metrics", "rewardmath_metrics", "rewardmath_metrics.rst", "RewardMATH accuracy and MRR",
                "metrics_table", TABLE_FORMATS),

@@ -1,7 +1,7 @@
 """What the RewardMATH rules run, planned once from the config's `rewardmath:` section at Snakefile parse time.
 
-rewardmath.smk holds no Python of its own: it builds one `RewardMathPlan` (converting an RmevalError to a
-WorkflowError) and reads its fields and command-line fragments. Light on purpose (no pandas, no torch).
+`plan` is the benchmark's planner (its catalogue names it): the run plan (rmeval.run_plan) calls it and
+rewardmath.smk reads the `RewardMathPlan` it carries. Light on purpose (no pandas, no torch).
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmeval.benchmarks.rewardmath.catalogue import BENCHMARK, METRICS_RULE
+from rmeval.benchmarks.rewardmath.catalogue import BENCHMARK, DATA, METRICS_RULE, PAIRWISE_DATA, SCORE_RULE
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
 from rmeval.errors import RmevalError
 
 if TYPE_CHECKING:
+    from rmeval.preflight import Needs
     from rmeval.registry import ModelSpec
+    from rmeval.run_plan import BenchmarkPlan, PlanContext
 
 # Every prepared table: `rmeval rewardmath-prepare` always writes all seven subjects and RewardBench math-prm.
 ALL_TABLES: tuple[str, ...] = (*SUBJECT_SLUGS, REWARDBENCH_STEM)
@@ -158,3 +160,53 @@ def _positions(section: Mapping[str, Any], source: str, pairwise: Mapping[str, M
     if positions in (None, *NAMED_POSITIONS):
         return positions
     return resolve_path(positions)
+
+
+PREPARE_RULES = frozenset({"rewardmath_prepare"})
+# Hub datasets of the prepare stage: source key -> (its local file key, a further way out).
+HUB_SOURCES = {"source": ("path", ""), "rewardbench_source": ("rewardbench_path", " (or `none`)")}
+
+
+def needs(section: Mapping[str, Any], local_inputs: Mapping[str, str]) -> Needs:
+    """What `rewardmath-prepare` needs from this machine: its local files, or the Hub datasets it loads."""
+    from rmeval.benchmarks.rewardmath.loading import REWARDBENCH_HF_ID, REWARDMATH_HF_ID
+    from rmeval.preflight import DatasetNeed, FileNeed, Needs
+
+    datasets = {"source": REWARDMATH_HF_ID, "rewardbench_source": REWARDBENCH_HF_ID}
+    return Needs(
+        files=tuple(FileNeed(f"rewardmath.{key}", path, f"file not found: {path}",
+                             "fix the path, or use the Hub source (`hf`) where there is network", PREPARE_RULES)
+                    for key, path in local_inputs.items()),
+        datasets=tuple(
+            DatasetNeed(f"rewardmath.{source_key}", datasets[source_key], "'hf'",
+                        f"offline, use `rewardmath.{source_key}: local`{alternative} with "
+                        f"`rewardmath.{local_key}` (config/README.md)", PREPARE_RULES)
+            for source_key, (local_key, alternative) in HUB_SOURCES.items() if section[source_key] == "hf"),
+    )
+
+
+def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
+    """The benchmark's planner: `rewardmath.models` may name models defined under the top-level `models:`."""
+    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
+
+    section = config[BENCHMARK.enabled_by]
+    specs = context.resolve(section["models"], BENCHMARK.models_key)
+    try:
+        own = RewardMathPlan.from_config(section, specs, context.locate)
+    except RmevalError as error:
+        raise RmevalError(f"config: {error}") from error
+    pairwise = set(own.pairwise)
+
+    def data(model: str, table: str) -> str:
+        """A pairwise judge reads the tables that carry chosen positions (rule rewardmath_positions)."""
+        return (PAIRWISE_DATA if model in pairwise else DATA).format(table=table)
+
+    return BenchmarkPlan(
+        name=BENCHMARK.name,
+        models=specs,
+        model_keys=model_keys(BENCHMARK.models_key, section["models"]),
+        score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), own.models, own.scored_tables, data),),
+        needs=needs(section, own.local_inputs),
+        pending={"rewardmath_prepare": ["results/rewardmath/data/manifest.json"]},
+        own=own,
+    )
