@@ -7,7 +7,7 @@ from snakemake.utils import min_version
 # The `rmeval` package, importable even when it is not pip-installed (e.g. under --sdm conda).
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from rmeval import preflight
-from rmeval.config_check import ConfigError, check_config, fill_defaults, load_schema
+from rmeval.config_check import ConfigError, check_config, config_schema, fill_defaults
 
 min_version("8.20")
 
@@ -22,8 +22,8 @@ if not workflow.overwrite_configfiles:
 # The schema is the single source of keys and defaults: it fills them into `config` (the rules read
 # `config[...]` with no fallback of their own), and each problem is reported as one line naming the key path,
 # the bad value and what is allowed (rmeval.config_check), never as a schema dump. A module's `skip_validation`
-# skips only the judging.
-CONFIG_SCHEMA = load_schema(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
+# skips only the judging. It is workflow/schemas/config.schema.yaml plus each benchmark's own sections.
+CONFIG_SCHEMA = config_schema(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
 if workflow.modifier.skip_validation:
     fill_defaults(config, CONFIG_SCHEMA)
 else:

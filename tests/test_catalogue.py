@@ -26,9 +26,9 @@ FAIRNESS_RULES = ("fairness_stats", "fairness_reproduction", "fairness_summary",
 # `all_outputs()` dumped to JSON at parse time.
 SNAKEFILE = f"""\
 # As the Snakefile does: the schema's defaults filled in, so the rules read `config[...]` with no fallback.
-from rmeval.config_check import fill_defaults, load_schema
+from rmeval.config_check import config_schema, fill_defaults
 
-fill_defaults(config, load_schema({str(REPO / "workflow/schemas/config.schema.yaml")!r}))
+fill_defaults(config, config_schema())
 
 
 include: {str(REPO / "workflow/rules/common.smk")!r}

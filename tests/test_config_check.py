@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 import yaml
-from rmeval.config_check import ConfigError, check_config, config_problems, load_schema
+from rmeval.config_check import ConfigError, check_config, config_problems, config_schema
 from snakemake.utils import validate
-from workflow_helpers import REPO_ROOT, run_snakemake_process, workflow_argv
+from workflow_helpers import REPO_ROOT, merged_schema_file, run_snakemake_process, workflow_argv
 
-SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
-SCHEMA = load_schema(SCHEMA_PATH)
+SCHEMA = config_schema()  # the shared file and each benchmark's own sections
+SCHEMA_PATH = merged_schema_file()  # the same as one file, for snakemake.utils.validate
 QUICKSTART = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
 
 

@@ -11,7 +11,7 @@ from dataclasses import fields
 
 import pytest
 import yaml
-from rmeval.config_check import ConfigError, check_config, config_problems, load_schema
+from rmeval.config_check import ConfigError, check_config, config_problems, config_schema, load_schema
 from rmeval.errors import RmevalError
 from rmeval.models.catalogue import ADAPTERS, Adapter
 from rmeval.registry import (
@@ -24,7 +24,7 @@ from rmeval.registry import (
 )
 from rmeval.resources import scoring_resources
 from snakemake.utils import validate
-from workflow_helpers import REPO_ROOT
+from workflow_helpers import REPO_ROOT, merged_schema_file
 
 PAPER_MODELS = {
     "ArmoRM-Llama3-8B-v0.1": ("RLHFlow/ArmoRM-Llama3-8B-v0.1", "armorm"),
@@ -162,7 +162,7 @@ def test_a_new_remote_adapter_needs_no_gpu_no_download_and_no_server(monkeypatch
     with pytest.raises(RmevalError, match="not a model folder"):
         download(local)
     assert not wants_server(remote, True, {}) and wants_server(local, True, {})
-    plan = Plan(arxiv={}, snapshot=None, models={"r": remote, "l": local})
+    plan = Plan(models={"r": remote, "l": local})
     assert [problem.key for problem in collect(plan, env={})] == ["models (l).path"]
     # Preflight asks for a key only where the catalogue says the endpoint needs one: a judge on a local
     # vLLM server runs without OPENAI_API_KEY, Nemotron's endpoint refuses requests without NVIDIA_API_KEY.
@@ -237,17 +237,17 @@ def test_registry_document_shape(tmp_path):
 
 
 def test_inline_config_models_are_checked_by_the_same_entry_schema():
-    schema_path = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
+    schema_path = merged_schema_file()  # with the benchmarks' own sections (RewardMATH's)
     config = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
     config["models"].append({"name": "mine", "path": "org/rm", "dtype": "float16", "resources": {"gpu": 0}})
     config["rewardmath"] = {"enabled": True, "models": [{"name": "prm", "path": "org/prm", "adapter": "prm"}]}
     ours = copy.deepcopy(config)
-    check_config(ours, load_schema(schema_path))
+    check_config(ours, config_schema())
     validate(config, str(schema_path))  # snakemake follows the $ref into models.schema.yaml
     assert ours == config
     config["models"][-1]["resources"] = {"gpus": 0}
     config["rewardmath"]["models"][0]["max_lenght"] = 10
-    assert config_problems(config, load_schema(schema_path)) == [
+    assert config_problems(config, config_schema()) == [
         "models[1].resources.gpus: unknown key; did you mean `gpu`?",
         "rewardmath.models[0].max_lenght: unknown key; did you mean `max_length`?",
     ]

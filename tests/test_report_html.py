@@ -83,8 +83,8 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
     (workdir / "Snakefile").write_text(
         f'configfile: "config.yaml"\n\n'
         # As the Snakefile does: the schema's defaults filled in (the rules read `config[...]`, no fallback).
-        "from rmeval.config_check import fill_defaults, load_schema\n\n"
-        f'fill_defaults(config, load_schema("{REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"}"))\n\n'
+        "from rmeval.config_check import config_schema, fill_defaults\n\n"
+        "fill_defaults(config, config_schema())\n\n"
         f'report: "{REPORT_DIR / "workflow.rst"}"\n\n'
         f'include: "{REPO_ROOT / "workflow" / "rules" / "common.smk"}"\n'
         f'include: "{REPO_ROOT / "workflow" / "rules" / "figures.smk"}"\n\n\n'

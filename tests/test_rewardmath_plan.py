@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from rmeval.benchmarks.rewardmath.plan import ALL_TABLES, RewardMathPlan, cli_flags
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
-from rmeval.config_check import fill_defaults, load_schema
+from rmeval.config_check import config_schema, fill_defaults
 from rmeval.errors import RmevalError
 from rmeval.registry import ModelSpec
 
@@ -20,7 +18,7 @@ def _judge(name: str, mode: str, **options) -> ModelSpec:
     return ModelSpec(name=name, path="judge-model", adapter="judge", options={"mode": mode, **options})
 
 
-SCHEMA = load_schema(Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml")
+SCHEMA = config_schema()
 
 
 def _plan(section: dict, *specs: ModelSpec) -> RewardMathPlan:

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 import yaml
 from rmeval.benchmarks.fairness.planner import plan_arxiv
-from rmeval.config_check import check_config, load_schema
+from rmeval.config_check import check_config, config_schema
 from rmeval.errors import RmevalError
 from rmeval.lock.lockfile import Lock, ModelLock, config_sha256
 from rmeval.registry import load_registry
 from rmeval.run_plan import config_path, model_keys, plan_run
 from workflow_helpers import REPO_ROOT
 
-SCHEMA = load_schema(REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml")
+SCHEMA = config_schema()
 QUICKSTART = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
 SKYWORK = "Skywork-Reward-V2-Qwen3-0.6B"
 

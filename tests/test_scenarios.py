@@ -4,11 +4,11 @@ provides, relative to the run directory, every input file the config names."""
 from __future__ import annotations
 
 import pytest
-from rmeval.config_check import check_config, load_schema
+from rmeval.config_check import check_config, config_schema
 from scenarios import Scenario, prepare, scenario_names
 from workflow_helpers import REPO_ROOT
 
-SCHEMA = load_schema(REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml")
+SCHEMA = config_schema()
 LOCAL_PATH_KEYS = ("path", "rewardbench_path", "pairwise_positions", "official_dir", "official_rewardbench_dir")
 
 

@@ -257,11 +257,11 @@ def _scored_on_this_machine(run: ResumedRun, out: Path) -> Path:
     """The Slurm run's group data scored in this process, with the spec and engine flags the workflow gives a
     local job (rmeval.run_plan, as common.smk plans them): the reference the cluster's score files must equal."""
     from rmeval import run_plan
-    from rmeval.config_check import fill_defaults, load_schema
+    from rmeval.config_check import config_schema, fill_defaults
     from workflow_helpers import rmeval_in_process
 
     config = SCENARIO.config()
-    fill_defaults(config, load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    fill_defaults(config, config_schema())
     with contextlib.chdir(run.workdir):  # the config's model paths are relative to the run directory
         plan = run_plan.plan_run(config, lambda value: run_plan.config_path(value, REPO, run.workdir))
         for model in E2E_MODELS:

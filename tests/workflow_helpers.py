@@ -3,11 +3,13 @@ papers, an inline tiny-model entry, and a snakemake runner (the scenarios of .te
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
 import random
 import subprocess
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,6 +59,17 @@ def rmeval_in_process(args: Sequence[str]) -> int:
 
     with torch_threads_kept():
         return main(list(args))
+
+
+@functools.cache
+def merged_schema_file() -> Path:
+    """The config schema with every benchmark's own sections merged in (rmeval.config_check.config_schema) as one
+    self-contained file, for snakemake.utils.validate, which reads a schema from a path."""
+    from rmeval.config_check import config_schema
+
+    path = Path(tempfile.mkdtemp(prefix="rmeval-schema-")) / "config.schema.json"
+    path.write_text(json.dumps(config_schema()))
+    return path
 
 
 def shared_data_dir() -> Path | None:

@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 import yaml
+from rmeval.config_check import config_schema
 from rmeval.errors import RmevalError
 from rmeval.registry import load_registry, resolve_models
 from snakemake.utils import validate
 from snakemake_interface_common.exceptions import WorkflowError
-from workflow_helpers import PAPER_GROUPS, REPO_ROOT, run_snakemake_process, workflow_argv
+from workflow_helpers import PAPER_GROUPS, REPO_ROOT, merged_schema_file, run_snakemake_process, workflow_argv
 
-SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
-SCHEMA = yaml.safe_load(SCHEMA_PATH.read_text())
+SCHEMA = config_schema()  # the shared file and each benchmark's own sections
+SCHEMA_PATH = merged_schema_file()  # the same as one file, for snakemake.utils.validate
 REGISTRY = load_registry(REPO_ROOT / "config" / "models.yaml")
 
 INLINE_MODEL = {"name": "tiny-inline", "path": "/models/tiny", "adapter": "sequence-classification",

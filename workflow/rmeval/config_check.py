@@ -311,9 +311,34 @@ CONFIG_SCHEMA = SCHEMA_DIR / "config.schema.yaml"
 MODELS_SCHEMA = SCHEMA_DIR / "models.schema.yaml"
 
 
+def benchmark_schema_path(target: str) -> Path:
+    """A benchmark's `config_schema` ("package:file.yaml"): the file beside that package's modules."""
+    import importlib
+
+    package, _, filename = target.partition(":")
+    return Path(importlib.import_module(package).__file__).parent / filename  # type: ignore[arg-type]
+
+
+def config_schema(path: Path = CONFIG_SCHEMA) -> dict[str, Any]:
+    """The config schema: the shared file's sections and each benchmark's own (its catalogue's `config_schema`),
+    so that adding a benchmark adds its config section without an edit here or in the shared file."""
+    from rmeval.benchmarks import all_benchmarks
+
+    schema = load_schema(path)
+    for bench in all_benchmarks():
+        if not bench.config_schema:
+            continue
+        fragment_path = benchmark_schema_path(bench.config_schema)
+        for key, node in load_schema(fragment_path)["properties"].items():
+            if key in schema["properties"]:
+                raise ValueError(f"{fragment_path}: config section {key!r} is already defined by {path.name}")
+            schema["properties"][key] = node
+    return schema
+
+
 def _cached_schema(path: Path, _cache: dict[Path, dict[str, Any]] = {}) -> dict[str, Any]:  # noqa: B006
     if path not in _cache:
-        _cache[path] = load_schema(path)
+        _cache[path] = config_schema(path) if path == CONFIG_SCHEMA else load_schema(path)
     return _cache[path]
 
 

@@ -107,6 +107,10 @@ class Benchmark:
     summary) needs to know of it, declared once. The shared layer loops over `all_benchmarks()` and never names one.
 
     enabled_by: the config section whose `enabled: true` turns it on; None means always on.
+    order: where it runs among the benchmarks (then by name): the order of its sections in the lock, the run
+        summary and the report.
+    config_schema: a YAML file beside the catalogue holding the JSON schema of its own config sections (merged
+        into workflow/schemas/config.schema.yaml by rmeval.config_check.config_schema), or None.
     planner: "module:function" -> (config, rmeval.run_plan.PlanContext) -> rmeval.run_plan.BenchmarkPlan: its
         models, the tables each score stage scores, what preflight checks, its settings per rule. Imported at
         Snakefile parse time, so it stays light (no pandas, torch, scipy).
@@ -123,6 +127,8 @@ class Benchmark:
     rule_file: str
     outputs: tuple[Output, ...]
     enabled_by: str | None = None
+    order: int = 100
+    config_schema: str | None = None
     planner: str | None = None
     models_key: str = "models"
     score_stages: tuple[ScoreStage, ...] = ()

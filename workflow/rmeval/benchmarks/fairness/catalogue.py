@@ -54,6 +54,7 @@ BENCHMARK = Benchmark(
     name="fairness",
     title="Group fairness on arXiv abstracts (Song et al. 2025)",
     rule_file="workflow/rules/fairness.smk",
+    order=10,
     planner="rmeval.benchmarks.fairness.planner:plan",
     models_key="models",
     score_stages=(
