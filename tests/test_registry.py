@@ -170,7 +170,7 @@ def test_a_new_remote_adapter_needs_no_gpu_no_download_and_no_server(monkeypatch
     judge = spec_from_mapping({"name": "j", "path": "m", "adapter": "judge", "options": {"mode": "direct", **endpoint}},
                               where="t")
     nemotron = spec_from_mapping({"name": "n", "path": "m", "adapter": "nemotron-api", "options": endpoint}, where="t")
-    plan = Plan(arxiv={}, snapshot=None, models={"j": judge, "n": nemotron})
+    plan = Plan(models={"j": judge, "n": nemotron})
     assert [problem.what.split(" (")[0] for problem in collect(plan, env={})] == ["NVIDIA_API_KEY"]
 
 
