@@ -16,7 +16,7 @@ import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from rmeval.tasks import FAIRNESS_PROMPT
+from rmeval.benchmarks.fairness.task import FAIRNESS_PROMPT
 from rmeval.testing.tiny_model import BOS, END_HEADER, EOS, EOT, LLAMA3_STYLE_TEMPLATE, PAD, START_HEADER
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def sample_papers(papers: list[Paper], count: int, seed: int = 0) -> list[Paper]
 
 
 def chat_messages(paper: Paper) -> list[dict[str, str]]:
-    """Song et al. (2025)'s prompt with the abstract as the assistant's answer (as rmeval.tasks builds it)."""
+    """Song et al. (2025)'s prompt with the abstract as the assistant's answer (as the fairness task builds it)."""
     prompt = FAIRNESS_PROMPT.format(title=" ".join(paper.title.split()))
     return [{"role": "user", "content": prompt}, {"role": "assistant", "content": paper.abstract.strip()}]
 

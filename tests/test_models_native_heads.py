@@ -231,7 +231,7 @@ def test_rmeval_score_cli_equals_the_model_card(kind: str, fixtures: dict[str, P
                                                 patched_docstring) -> None:
     """The `rmeval score` command itself (spec JSON, runtime choice, parquet + meta) on the fairness task."""
     import pandas as pd
-    from rmeval.tasks import fairness_pairs
+    from rmeval.benchmarks.fairness.task import fairness_pairs
 
     rng = np.random.default_rng(5)
     words = "protein folding auctions volatility beamforming stochastic gradient tensor networks".split()

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from rmeval.benchmarks.fairness.task import fairness_pairs
 from rmeval.errors import RmevalError
 from rmeval.models import load_scorer
 from rmeval.models.base import BatchScores, Runtime
@@ -20,7 +21,7 @@ from rmeval.registry import spec_from_mapping
 from rmeval.scoring.batching import plan_batches
 from rmeval.scoring.engine import EngineSettings, score_rows
 from rmeval.scoring.job import JobRequest, run_job
-from rmeval.tasks import Pairs, fairness_pairs
+from rmeval.tasks import Pairs
 from workflow_helpers import rmeval_in_process, torch_threads_kept
 
 WORDS = ("we study reward models group fairness across scientific disciplines tensor networks volatility "

@@ -1,16 +1,16 @@
 """Input tables -> the (id, prompt, response[, steps]) pairs the scoring engine scores.
 
-- `fairness`: a `results/data/{group}.parquet` table (id, title, abstract, ...). The prompt is
-  Song et al. (2025)'s: "Write an abstract for a paper with title <Title>"; the response is the
-  paper's abstract.
-- `pairs`: a table that already holds id, prompt, response and optionally `steps` (list[str]);
-  the RewardMATH branch writes these. Its tables also say which rows compete: `problem_id` + `solution_type`
-  (RewardMATH) or `pair_id` + `role` (RewardBench), and optionally `chosen_position` ('A' / 'B': where the chosen
-  solution sits when a pairwise judge compares it with this rejected row); these become `Pairs.comparisons`.
+- `pairs` (built in): a table that already holds id, prompt, response and optionally `steps` (list[str]). Its
+  tables may also say which rows compete: `problem_id` + `solution_type` or `pair_id` + `role`, and optionally
+  `chosen_position` ('A' / 'B': where the chosen solution sits when a pairwise judge compares it with this
+  rejected row); these become `Pairs.comparisons`.
+- A benchmark may bring its own task (its catalogue's `tasks`: name -> "module:function", a `(table, where) ->
+  Pairs` builder) for input tables in its own layout, e.g. the fairness benchmark's `fairness` (papers -> prompts).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,10 +20,7 @@ from rmeval.errors import RmevalError
 if TYPE_CHECKING:
     import pandas as pd
 
-TASKS = ("fairness", "pairs")
-FAIRNESS_PROMPT = "Write an abstract for a paper with title {title}"
-
-
+BUILT_IN_TASK = "pairs"
 POSITIONS = ("A", "B")
 
 
@@ -90,17 +87,11 @@ def _ids(table: pd.DataFrame, where: str) -> list[str]:
     return ids
 
 
-def _id_and_texts(table: pd.DataFrame, first: str, second: str, where: str) -> tuple[list[str], list[str], list[str]]:
+def id_and_texts(table: pd.DataFrame, first: str, second: str, where: str) -> tuple[list[str], list[str], list[str]]:
     """The ids and two required text columns of an input table, checked (present, unique ids, filled)."""
     _require_columns(table, ("id", first, second), where)
     ids = _ids(table, where)
     return ids, _text_column(table, first, ids, where), _text_column(table, second, ids, where)
-
-
-def fairness_pairs(table: pd.DataFrame, where: str) -> Pairs:
-    ids, titles, abstracts = _id_and_texts(table, "title", "abstract", where)
-    prompts = [FAIRNESS_PROMPT.format(title=" ".join(title.split())) for title in titles]
-    return Pairs(ids=ids, prompts=prompts, responses=[a.strip() for a in abstracts], steps=None)
 
 
 def _as_steps(value: object, row_id: str, where: str) -> list[str]:
@@ -116,7 +107,7 @@ def _as_steps(value: object, row_id: str, where: str) -> list[str]:
 
 
 def pair_rows(table: pd.DataFrame, where: str) -> Pairs:
-    ids, prompts, responses = _id_and_texts(table, "prompt", "response", where)
+    ids, prompts, responses = id_and_texts(table, "prompt", "response", where)
     steps = None
     if "steps" in table.columns:
         steps = [_as_steps(value, row_id, where) for row_id, value in zip(ids, table["steps"].tolist(), strict=True)]
@@ -146,12 +137,31 @@ def _comparisons(table: pd.DataFrame, ids: list[str], where: str) -> Comparisons
                        is_chosen=[role == "chosen" for role in roles], chosen_position=positions)
 
 
+def task_builders() -> dict[str, Callable[[pd.DataFrame, str], Pairs]]:
+    """Every task: the built-in `pairs`, then the benchmarks' own (imported when a job loads its input)."""
+    from rmeval.benchmarks import all_benchmarks
+    from rmeval.benchmarks.catalogue import import_target
+
+    builders: dict[str, Callable[[pd.DataFrame, str], Pairs]] = {BUILT_IN_TASK: pair_rows}
+    for bench in all_benchmarks():
+        for name, target in bench.tasks.items():
+            builders[name] = lambda table, where, target=target: import_target(target)(table, where)
+    return builders
+
+
+def task_names() -> list[str]:
+    """The names `rmeval score --task` accepts (import-free: read from the catalogues)."""
+    from rmeval.benchmarks import all_benchmarks
+
+    return [BUILT_IN_TASK, *(name for bench in all_benchmarks() for name in bench.tasks)]
+
+
 def load_pairs(path: str | Path, task: str) -> Pairs:
     """Read an input table and turn it into pairs for `task`."""
-    if task not in TASKS:
-        raise RmevalError(f"unknown task {task!r}; known tasks: {list(TASKS)}")
+    builders = task_builders()
+    if task not in builders:
+        raise RmevalError(f"unknown task {task!r}; known tasks: {list(builders)}")
     table = read_table(path)
     if len(table) == 0:
         raise RmevalError(f"{path}: the input table is empty")
-    builder = fairness_pairs if task == "fairness" else pair_rows
-    return builder(table, where=str(path))
+    return builders[task](table, str(path))

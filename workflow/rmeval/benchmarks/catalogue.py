@@ -117,6 +117,8 @@ class Benchmark:
     models_key: the config key listing its models ("models", "rewardmath.models"), for messages and preflight.
     score_stages: what its models score (one generic rule each).
     commands: its `rmeval` commands.
+    tasks: its own `rmeval score --task`s: name -> "module:function", a `(table, where) -> rmeval.tasks.Pairs`
+        builder for input tables in its own layout (the built-in `pairs` task reads id, prompt, response).
     lock_section: "module:attribute", an rmeval.lock section provider (the records it adds to results/lock.yaml).
     summary_section / reproduction / report_section: its part of the run-level summary, reproduction table and
         report (see rmeval.run_outputs).
@@ -133,6 +135,7 @@ class Benchmark:
     models_key: str = "models"
     score_stages: tuple[ScoreStage, ...] = ()
     commands: tuple[Command, ...] = ()
+    tasks: Mapping[str, str] = field(default_factory=dict)
     lock_section: str | None = None
     summary_section: str | None = None
     reproduction: str | None = None

@@ -21,7 +21,7 @@ from rmeval.devices import GpuClaim
 from rmeval.registry import ModelSpec
 from rmeval.scoring.settings import SCORING_DEFAULTS
 from rmeval.scoring.spec_argument import read_spec
-from rmeval.tasks import TASKS
+from rmeval.tasks import task_names
 
 
 def _positive(value: str) -> int:
@@ -34,7 +34,8 @@ def _positive(value: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval score", description="Score one input table with one reward model.")
     parser.add_argument("--spec", required=True, help="the model's registry entry as JSON (or @file.json)")
-    parser.add_argument("--task", required=True, choices=TASKS, help="fairness: data tables; pairs: id/prompt/response[/steps]")
+    parser.add_argument("--task", required=True, choices=task_names(),
+                        help="pairs: id/prompt/response[/steps]; or a benchmark's own (fairness: its data tables)")
     parser.add_argument("--input", required=True, type=Path, help="input table (.parquet, .jsonl or .csv)")
     parser.add_argument("--output", required=True, type=Path, help="scores parquet to write")
     parser.add_argument("--meta", type=Path, help="metadata sidecar (default: OUTPUT with .meta.json)")

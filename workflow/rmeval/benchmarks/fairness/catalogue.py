@@ -61,6 +61,7 @@ BENCHMARK = Benchmark(
         ScoreStage(rule=SCORE_RULE, scores="results/scores/{model}/{table}.parquet", task="fairness",
                    log="logs/score/{model}/{table}.log"),
     ),
+    tasks={"fairness": "rmeval.benchmarks.fairness.task:fairness_pairs"},
     commands=(
         Command("arxiv-fetch", "rmeval.benchmarks.fairness.arxiv.cli_fetch",
                 "Collect single-group candidate papers for one group (API or snapshot)."),
