@@ -25,7 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fairness-figures": ("rmeval.benchmarks.fairness.figures.cli", "Figures 2-3 and the extra fairness figures."),
     "rewardmath-prepare": ("rmeval.benchmarks.rewardmath.prepare", "Load RewardMATH / RewardBench math-prm and split per subject."),
     "rewardmath-metrics": ("rmeval.benchmarks.rewardmath.cli_metrics", "RewardMATH accuracy/MRR from official or workflow scores."),
-    "lock": ("rmeval.lock.cli", "Write, compare (diff), show or rebuild from a run's results/lock.yaml."),
+    "lock": ("rmeval.lock.cli", "Write, compare (diff) or show a run's results/lock.yaml."),
+    # Also the fairness catalogue's command; listed here until the CLI reads the catalogues' commands.
+    "arxiv-from-lock": ("rmeval.benchmarks.fairness.lock.cli",
+                        "Rebuild the locked group tables (arxiv.source: lock) from the API's id_list or a snapshot."),
     "rewardmath-positions": ("rmeval.benchmarks.rewardmath.pairwise:positions_main",
                              "Add recorded (or seeded) chosen positions for pairwise judges."),
     "rewardmath-export": ("rmeval.benchmarks.rewardmath.pairwise:export_main",

@@ -1,19 +1,39 @@
 # Reproducibility: `results/lock.yaml` records exactly what this run used (papers with versions, the table
-# hashes, model commits or folder fingerprints, software versions, the config's hash); with
-# `arxiv.source: lock` the group tables are rebuilt from the lock named by `lock:` instead of sampled.
+# hashes, model commits or folder fingerprints, software versions, the config's hash). The groups rebuilt from a
+# followed lock (`arxiv.source: lock`) are arxiv.smk's rule arxiv_from_lock.
 
-LOCK_METAS = expand("results/scores/{model}/{group}.meta.json", model=MODEL_NAMES, group=GROUPS) + (
-    expand("results/rewardmath/scores/{model}/{rm_table}.meta.json", model=RM_MODELS, rm_table=RM_SCORED_TABLES)
-    if REWARDMATH_ENABLED
-    else []
-)
+from rmeval.cli_settings import settings_json
+
+# `rmeval lock write --settings`: each benchmark's score sidecars (its models' records, keyed `<benchmark>/<table>`)
+# and each benchmark's lock section inputs (rmeval.lock.section; the fairness provider's: its group tables and
+# manifests, in config order).
+LOCK_METAS = {
+    "fairness": expand("results/scores/{model}/{group}.meta.json", model=MODEL_NAMES, group=GROUPS),
+    **(
+        {
+            "rewardmath": expand(
+                "results/rewardmath/scores/{model}/{rm_table}.meta.json", model=RM_MODELS, rm_table=RM_SCORED_TABLES
+            )
+        }
+        if REWARDMATH_ENABLED
+        else {}
+    ),
+}
+LOCK_SECTIONS = {
+    "fairness": {
+        "groups": [
+            {"name": group, "data": f"results/data/{group}.parquet", "manifest": f"results/data/{group}.manifest.json"}
+            for group in GROUPS
+        ]
+    },
+}
 
 
 rule lock:
     input:
         data=group_data_files(),
         manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
-        metas=LOCK_METAS,
+        metas=[meta for metas in LOCK_METAS.values() for meta in metas],
     output:
         lock="results/lock.yaml",
         summary=report(
@@ -23,40 +43,12 @@ rule lock:
             labels={"table": "Lock summary"},
         ),
     params:
-        groups=GROUPS,
-        data_dir=lambda wildcards, input: str(Path(input.data[0]).parent),
-        config_sha256=CONFIG_SHA256,
+        settings=settings_json({"config_sha256": CONFIG_SHA256, "metas": LOCK_METAS, "sections": LOCK_SECTIONS}),
     localrule: True
     log:
         "logs/lock.log",
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval lock write --groups {params.groups} --data-dir {params.data_dir:q} --metas {input.metas:q}"
-        " --config-sha256 {params.config_sha256} --out {output.lock:q} --summary {output.summary:q} > {log:q} 2>&1"
-
-
-if PLAN.arxiv_from_lock:
-    ARXIV_FROM_LOCK = PLAN.arxiv_from_lock
-
-    ruleorder: arxiv_from_lock > arxiv_select
-
-    rule arxiv_from_lock:
-        input:
-            snapshot=ARXIV_FROM_LOCK.snapshot,
-        output:
-            data=expand("results/data/{group}.parquet", group=GROUPS),
-            manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
-        params:
-            lock=ARXIV_FROM_LOCK.lock,
-            lock_sha256=ARXIV_FROM_LOCK.lock_sha256,  # a different lock at the same path rebuilds the groups
-            groups=ARXIV_FROM_LOCK.groups_json,
-            settings=ARXIV_FROM_LOCK.settings_json,
-        localrule: True
-        log:
-            "logs/arxiv/from_lock.log",
-        conda:
-            "../../envs/rmeval.yaml"
-        shell:
-            "rmeval lock rebuild --lock {params.lock:q} --groups-json {params.groups:q}"
-            " --config-json {params.settings:q} --out-dir results/data > {log:q} 2>&1"
+        "rmeval lock write --settings {params.settings:q} --out {output.lock:q} --summary {output.summary:q}"
+        " > {log:q} 2>&1"

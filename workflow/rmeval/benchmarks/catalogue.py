@@ -108,7 +108,7 @@ class Benchmark:
     models_key: the config key listing its models ("models", "rewardmath.models"), for messages and preflight.
     score_stages: what its models score (one generic rule each).
     commands: its `rmeval` commands.
-    lock_section: "module:attribute", an rmeval.lock section provider (the records it adds to results/lock.yaml).
+    lock_section: "module:attribute", an rmeval.lock.section.LockSection (the records it adds to results/lock.yaml).
     summary_section / reproduction / report_section: its part of the run-level summary, reproduction table and
         report (see rmeval.run_outputs).
     """

@@ -9,7 +9,7 @@ its caption (and a loader in figures/inputs.py `READERS` when it reads a table n
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Output
+from rmeval.benchmarks.catalogue import Benchmark, Command, Output
 
 TABLES = "results/tables"
 FIGURES = "results/figures"
@@ -103,4 +103,9 @@ BENCHMARK = Benchmark(
         _figure("gap_vs_rank", "fig_gap_vs_rank", "gap_vs_rank", "rank_points", "Gap vs rank",
                 "fairness gap against RewardBench rank"),
     ),
+    commands=(
+        Command("arxiv-from-lock", "rmeval.benchmarks.fairness.lock.cli",
+                "Rebuild the locked group tables (arxiv.source: lock) from the API's id_list or a snapshot."),
+    ),
+    lock_section="rmeval.benchmarks.fairness.lock.provider:LOCK_SECTION",
 )
