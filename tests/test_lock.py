@@ -21,11 +21,13 @@ import pytest
 import yaml
 from rmeval.benchmarks.fairness.arxiv.records import canonical_id, id_version, latest_version
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
+from rmeval.benchmarks.fairness.lock.rebuild import rebuild
+from rmeval.benchmarks.fairness.lock.section import LockedPaper
+from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
 from rmeval.lock.diff import diff_locks
-from rmeval.lock.lockfile import LockedPaper, load_lock, parse_lock
+from rmeval.lock.lockfile import load_lock, parse_lock
 from rmeval.lock.models import check_loaded_revision, follow_lock
-from rmeval.lock.rebuild import rebuild
 from rmeval.registry import ModelSpec
 from scenarios import Scenario, run_scenario
 from workflow_helpers import PAPER_GROUPS, run_snakemake
@@ -77,12 +79,12 @@ def test_lock_records_papers_with_versions_models_and_software(locked_run):
     lock = load_lock(locked_run.lock)
     from rmeval.benchmarks.fairness.arxiv.select import content_sha256
 
-    for name, group in lock.groups.items():
+    for name, group in lock.sections["fairness"].groups.items():
         data = pd.read_parquet(locked_run.workdir / "results" / "data" / f"{name}.parquet")
         assert [p.id for p in group.papers] == list(data["id"])  # the sample, in table order
         assert group.table_sha256 == content_sha256(data)
         assert group.categories == tuple(GROUPS[name])
-    versions = {p.version for g in lock.groups.values() for p in g.papers}
+    versions = {p.version for g in lock.sections["fairness"].groups.values() for p in g.papers}
     assert versions == {"v1", "v2"}  # the snapshot's latest version of each paper
     model = lock.models["tiny"]
     meta = json.loads((locked_run.workdir / "results" / "scores" / "tiny" / "physics.meta.json").read_text())
@@ -148,7 +150,7 @@ def _changed_snapshot(source: Path, out: Path, new_version: str, removed: str) -
 
 def test_a_new_version_and_a_missing_paper_are_named_by_id(locked_run, tmp_path):
     lock = load_lock(locked_run.lock)
-    physics, maths = lock.groups["physics"].papers, lock.groups["mathematics"].papers
+    physics, maths = (lock.sections["fairness"].groups[name].papers for name in ("physics", "mathematics"))
     snapshot = tmp_path / "changed.json.gz"
     _changed_snapshot(locked_run.snapshot, snapshot, new_version=physics[2].id, removed=maths[0].id)
     settings = ArxivSettings.from_mapping({"source": "lock", "snapshot": str(snapshot)})
@@ -272,7 +274,8 @@ def _api_settings(server: RecordedArxiv, tmp_path: Path, source: str = "api") ->
 
 
 def _api_lock(server: RecordedArxiv, tmp_path: Path) -> Path:
-    """Sample through the search path (arxiv-fetch + arxiv-select), then `rmeval lock write`."""
+    """Sample through the search path (arxiv-fetch + arxiv-select), then `rmeval lock write --settings` (the fairness
+    section's inputs as the lock rule hands them)."""
     from rmeval.benchmarks.fairness.arxiv.fetch import fetch_candidates
     from rmeval.benchmarks.fairness.arxiv.select import select_groups
     from rmeval.lock.cli import main as lock_main
@@ -282,8 +285,10 @@ def _api_lock(server: RecordedArxiv, tmp_path: Path) -> Path:
         fetch_candidates(name, categories, settings, tmp_path / "arxiv")
     select_groups(list(API_GROUPS), settings, tmp_path / "arxiv", tmp_path / "data")
     out = tmp_path / "lock.yaml"
-    assert lock_main(["write", "--groups", *API_GROUPS, "--data-dir", str(tmp_path / "data"),
-                      "--config-sha256", "0" * 64, "--out", str(out)]) == 0
+    groups = [{"name": name, "data": str(tmp_path / "data" / f"{name}.parquet"),
+               "manifest": str(tmp_path / "data" / f"{name}.manifest.json")} for name in API_GROUPS]
+    settings = {"config_sha256": "0" * 64, "sections": {"fairness": {"groups": groups}}, "out": str(out)}
+    assert lock_main(["write", "--settings", settings_json(settings)]) == 0
     return out
 
 
@@ -291,8 +296,9 @@ def test_rebuild_through_the_api_id_list_gives_identical_tables(shared_data, tmp
     with RecordedArxiv(shared_data) as server:
         lock_path = _api_lock(server, tmp_path / "original")
         lock = load_lock(lock_path)
-        assert [len(g.papers) for g in lock.groups.values()] == [6, 2, 2]
-        versions = {p.versioned_id for g in lock.groups.values() for p in g.papers}
+        locked_groups = lock.sections["fairness"].groups
+        assert [len(g.papers) for g in locked_groups.values()] == [6, 2, 2]
+        versions = {p.versioned_id for g in locked_groups.values() for p in g.papers}
         assert all(id_version(v) for v in versions)  # the API's entry ids carry versions
         assert any(id_version(v) != "v1" for v in versions)
         rebuild(lock, str(lock_path), API_GROUPS, _api_settings(server, tmp_path, "lock"), tmp_path / "rebuilt")
@@ -308,14 +314,14 @@ def test_rebuild_through_the_api_id_list_gives_identical_tables(shared_data, tmp
         )
         manifest = json.loads((tmp_path / "rebuilt" / f"{name}.manifest.json").read_text())
         assert manifest["source"]["kind"] == "lock" and manifest["source"]["via"] == "api"
-        assert manifest["output"]["content_sha256"] == lock.groups[name].table_sha256
+        assert manifest["output"]["content_sha256"] == locked_groups[name].table_sha256
 
 
 def test_a_paper_the_api_no_longer_has_is_named_by_id(shared_data, tmp_path):
     with RecordedArxiv(shared_data) as server:
         lock_path = _api_lock(server, tmp_path / "original")
         lock = load_lock(lock_path)
-        gone = lock.groups["economics"].papers[1]
+        gone = lock.sections["fairness"].groups["economics"].papers[1]
         server.removed.add(gone.id)
         with pytest.raises(RmevalError, match=rf"economics: {gone.versioned_id}: missing from the source"):
             rebuild(lock, str(lock_path), API_GROUPS, _api_settings(server, tmp_path, "lock"), tmp_path / "out")
@@ -375,10 +381,112 @@ def test_template_and_prompt_hashes_are_read_where_the_sidecars_put_them(tmp_pat
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**base, "prompt_hash": prompt,
                                     "adapter_details": {"chat_template_sha256": "t0"}}))
-        metas.append(path)
-    lock = model_locks(metas)["m"]
+        metas.append(str(path))
+    lock = model_locks({"fairness": metas})["m"]
     assert lock.extra == {"template_hash": "t0",
                           "prompt_hash": {"fairness/mathematics": "p2", "fairness/physics": "p1"}}
+    # The benchmark comes from the caller, never from the path (this one has "rewardmath" in it).
+    other = tmp_path / "rewardmath" / "scores" / "m" / "Algebra.meta.json"
+    other.parent.mkdir(parents=True)
+    other.write_text(json.dumps({**base, "prompt_hash": "p3"}))
+    assert model_locks({"fairness": metas, "x": [str(other)]})["m"].extra["prompt_hash"] == {
+        "fairness/mathematics": "p2", "fairness/physics": "p1", "x/Algebra": "p3"}
     (tmp_path / "scores" / "m" / "physics.meta.json").write_text(json.dumps({**base, "revision": "def"}))
     with pytest.raises(RmevalError, match=r"mathematics.meta.json has revision 'abc' but .*physics.meta.json has 'def'"):
-        model_locks(metas)
+        model_locks({"fairness": metas})
+
+
+# --- the seam: a benchmark's section provider (rmeval.lock.section) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A third benchmark's record: one top-level key `tally`."""
+
+    counts: dict[str, int]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"tally": dict(self.counts)}
+
+
+def _tally_parse(document, where: str) -> Tally:
+    from rmeval.lock.section import require
+
+    return Tally(dict(require(document, "tally", dict, where)))
+
+
+def _tally_diff(a: Tally, b: Tally) -> list[str]:
+    return [f"tally.{key}: {a.counts.get(key)} -> {b.counts.get(key)}"
+            for key in sorted(set(a.counts) | set(b.counts)) if a.counts.get(key) != b.counts.get(key)]
+
+
+def _tally_section():
+    from rmeval.lock.section import LockSection
+
+    return LockSection(keys=("tally",), locks="tallies", rerun="`tally.source: lock`", build=lambda inputs: Tally(inputs),
+                       parse=_tally_parse, diff=_tally_diff,
+                       summary_rows=lambda record: [("tally", k, str(v)) for k, v in record.counts.items()])
+
+
+@pytest.fixture
+def tally_first(monkeypatch):
+    """A fake benchmark `tally` with a lock section, catalogued before fairness and RewardMATH."""
+    import sys
+    import types
+
+    import rmeval.benchmarks
+    from rmeval.benchmarks.catalogue import Benchmark
+
+    module = types.ModuleType("rmeval_test_tally_catalogue")
+    module.LOCK_SECTION = _tally_section()
+    module.BENCHMARK = Benchmark(name="tally", title="Tally", rule_file="workflow/rules/tally.smk", outputs=(),
+                                 lock_section=f"{module.__name__}:LOCK_SECTION")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(rmeval.benchmarks, "BENCHMARK_MODULES",
+                        {"tally": module.__name__, **rmeval.benchmarks.BENCHMARK_MODULES})
+    return module.LOCK_SECTION
+
+
+def test_the_header_names_what_each_provider_locks():
+    from rmeval.benchmarks.fairness.lock.provider import LOCK_SECTION
+    from rmeval.lock.section import header
+
+    assert header([LOCK_SECTION]) == (  # the text every lock has carried since its first version
+        "# rmeval lock: exactly what this run used (arXiv papers with versions, model commits, software).\n"
+        "# Rerun it: `lock: <this file>` and `arxiv.source: lock` in a config (README, \"Reproduce our run\").\n")
+    assert header([LOCK_SECTION, _tally_section()]).splitlines() == [
+        "# rmeval lock: exactly what this run used (arXiv papers with versions, tallies, model commits, software).",
+        "# Rerun it: `lock: <this file>` and `arxiv.source: lock` and `tally.source: lock` in a config (README, "
+        "\"Reproduce our run\").",
+    ]
+    assert header([]).startswith("# rmeval lock: exactly what this run used (model commits, software).\n")
+
+
+def test_a_third_benchmarks_section_is_written_in_catalogue_order_read_and_diffed(tally_first, tmp_path):
+    from rmeval.benchmarks.fairness.arxiv.select import DATA_COLUMNS
+    from rmeval.lock.build import build_lock
+    from rmeval.lock.cli import summary_rows
+
+    data, manifest = tmp_path / "physics.parquet", tmp_path / "physics.manifest.json"
+    pd.DataFrame([["2104.12255", "A title", "An abstract.", "physics", "physics"]],
+                 columns=DATA_COLUMNS).astype("string").to_parquet(data)
+    manifest.write_text(json.dumps({"categories": ["physics"], "versions": {"2104.12255": "v2"}, "seed": 0,
+                                    "source": {"kind": "snapshot", "sha256": "s", "bytes": 1}}))
+    fairness = {"groups": [{"name": "physics", "data": str(data), "manifest": str(manifest)}]}
+    lock = build_lock("0" * 64, {}, {"fairness": fairness, "tally": {"a": 1}})  # not the catalogue's order
+    assert list(lock.to_dict()) == ["lock_format", "rmeval", "software", "config_sha256", "tally", "arxiv",
+                                    "groups", "models"]
+    text = lock.to_yaml()
+    assert "(tallies, arXiv papers with versions, model commits, software)" in text.splitlines()[0]
+    again = parse_lock(yaml.safe_load(text), "lock.yaml")
+    assert again.sections == lock.sections and again.to_yaml() == text
+    assert [row[0] for row in summary_rows(again)][-2:] == ["tally", "group"]
+    changed = yaml.safe_load(text)
+    changed["tally"]["a"] = 2
+    assert diff_locks(lock, parse_lock(changed, "b")) == ["tally.a: 1 -> 2"]
+    del changed["tally"]
+    assert diff_locks(lock, parse_lock(changed, "b")) == ["tally (tally): only in the first lock"]
+    with pytest.raises(RmevalError, match=r"lock.yaml.tally: expected dict"):
+        parse_lock({**yaml.safe_load(text), "tally": [1]}, "lock.yaml")
+    with pytest.raises(RmevalError, match=r"no lock section provider for 'nobody'"):
+        build_lock("0" * 64, {}, {"nobody": {}})

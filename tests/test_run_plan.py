@@ -39,7 +39,7 @@ def filled(**changes: Any) -> dict[str, Any]:
 def write_lock(path: Path, revision: str) -> Path:
     spec = load_registry(REPO_ROOT / "config" / "models.yaml")[SKYWORK]
     model = ModelLock(SKYWORK, spec.adapter, spec.path, revision, "bfloat16")
-    path.write_text(Lock("test", {}, "", {}, {}, {SKYWORK: model}).to_yaml())
+    path.write_text(Lock("test", {}, "", {}, {SKYWORK: model}).to_yaml())
     return path
 
 

@@ -132,19 +132,20 @@ def test_rerun_is_a_no_op(e2e_run):
 def test_lock_records_the_run_and_rebuilds_its_groups(e2e_run, tmp_path):
     """results/lock.yaml of the e2e run; its groups rebuilt from the same snapshot hash equal (rmeval.lock)."""
     from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
+    from rmeval.benchmarks.fairness.lock.rebuild import rebuild
     from rmeval.lock.lockfile import load_lock
-    from rmeval.lock.rebuild import rebuild
 
     lock = load_lock(e2e_run.results / "lock.yaml")
-    assert list(lock.groups) == list(e2e_run.groups) and sorted(lock.models) == sorted(e2e_run.models)
+    locked_groups = lock.sections["fairness"].groups
+    assert list(locked_groups) == list(e2e_run.groups) and sorted(lock.models) == sorted(e2e_run.models)
     config = e2e_run.config
     assert all(len(group.papers) == config["arxiv"]["papers_per_group"] and group.papers[0].version == "v1"
-               for group in lock.groups.values())
+               for group in locked_groups.values())
     # The scenario's snapshot path is relative to the run directory.
     settings = ArxivSettings.from_mapping({"source": "lock", "snapshot": str(e2e_run.workdir / config["arxiv"]["snapshot"])})
     manifests = rebuild(lock, str(e2e_run.results / "lock.yaml"), config["groups"], settings, tmp_path)
     for group in e2e_run.groups:
-        assert manifests[group]["output"]["content_sha256"] == lock.groups[group].table_sha256
+        assert manifests[group]["output"]["content_sha256"] == locked_groups[group].table_sha256
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / f"{group}.parquet"),
                                       pd.read_parquet(e2e_run.results / "data" / f"{group}.parquet"))
 

@@ -17,7 +17,7 @@ SHARED_COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("rmeval.scoring.cli", "Score one input table with one reward model."),
     "model-server": ("rmeval.scoring.server", "Serve one loaded model to a run's scoring jobs (started by `score`)."),
     "download-model": ("rmeval.scoring.download", "Fetch a model snapshot at its pinned revision into HF_HOME."),
-    "lock": ("rmeval.lock.cli", "Write, compare (diff), show or rebuild from a run's results/lock.yaml."),
+    "lock": ("rmeval.lock.cli", "Write, compare (diff) or show a run's results/lock.yaml."),
 }
 
 

@@ -95,8 +95,9 @@ class BenchmarkPlan:
     models: the models it scores (config order). model_keys: model -> the config key naming it (preflight lines).
     score_jobs: its score stages, planned. needs: what its stages need from this machine (rmeval.preflight).
     pending: rule -> the files whose absence means a job of that rule runs (the dry run's stand-in for the DAG).
-    settings: rule -> that rule's `--settings` object (rmeval.cli_settings). own: the benchmark's own plan, for its
-    rule file. warnings: to log at parse time.
+    settings: rule -> that rule's `--settings` object (rmeval.cli_settings). lock_inputs: what its lock section
+    (its catalogue's `lock_section`) is built from, as `rmeval lock write` gets it; lock_files: the files among them
+    (the lock rule's inputs). own: the benchmark's own plan, for its rule file. warnings: to log at parse time.
     """
 
     name: str
@@ -106,6 +107,8 @@ class BenchmarkPlan:
     needs: Needs = field(default_factory=Needs)
     pending: Mapping[str, list[str]] = field(default_factory=dict)
     settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    lock_inputs: Mapping[str, Any] = field(default_factory=dict)
+    lock_files: tuple[str, ...] = ()
     own: Any = None
     warnings: tuple[str, ...] = ()
 
@@ -154,6 +157,20 @@ class RunPlan:
 
     def meta_files(self, benchmark: str) -> list[str]:
         return [path for jobs in self.benchmarks[benchmark].score_jobs for path in jobs.meta_files()]
+
+    def lock_settings(self) -> str:
+        """`rmeval lock write --settings`: every benchmark's score sidecars (its models' records, keyed
+        `<benchmark>/<table>`) and its lock section's inputs (rmeval.lock.section)."""
+        return settings_json({
+            "config_sha256": self.config_sha256,
+            "metas": {name: self.meta_files(name) for name in self.benchmarks},
+            "sections": {name: plan.lock_inputs for name, plan in self.benchmarks.items() if plan.lock_inputs},
+        })
+
+    def lock_files(self) -> list[str]:
+        """What the lock is built from: each benchmark's lock section files, then every score sidecar."""
+        files = [path for plan in self.benchmarks.values() for path in plan.lock_files]
+        return files + [path for name in self.benchmarks for path in self.meta_files(name)]
 
     def settings(self, benchmark: str, rule: str) -> str:
         """The `--settings` JSON of one of a benchmark's rules."""

@@ -59,3 +59,30 @@ rule arxiv_select:
     shell:
         ": > {log:q}; rmeval arxiv-select --groups {params.groups} --candidates-dir results/arxiv --out-dir results/data"
         " --config-json {params.settings:q} 2>&1 >> {log:q} | tee -a {log:q} >&2"
+
+
+# `arxiv.source: lock`: the groups rebuilt from the papers of the followed lock (`lock:`) instead of sampled.
+if FAIRNESS.arxiv_from_lock:
+    ARXIV_FROM_LOCK = FAIRNESS.arxiv_from_lock
+
+    ruleorder: arxiv_from_lock > arxiv_select
+
+    rule arxiv_from_lock:
+        input:
+            snapshot=ARXIV_FROM_LOCK.snapshot,
+        output:
+            data=expand("results/data/{group}.parquet", group=GROUPS),
+            manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
+        params:
+            lock=ARXIV_FROM_LOCK.lock,
+            lock_sha256=ARXIV_FROM_LOCK.lock_sha256,  # a different lock at the same path rebuilds the groups
+            groups=ARXIV_FROM_LOCK.groups_json,
+            settings=ARXIV_FROM_LOCK.settings_json,
+        localrule: True
+        log:
+            "logs/arxiv/from_lock.log",
+        conda:
+            "../../envs/rmeval.yaml"
+        shell:
+            "rmeval arxiv-from-lock --lock {params.lock:q} --groups-json {params.groups:q}"
+            " --config-json {params.settings:q} --out-dir results/data > {log:q} 2>&1"

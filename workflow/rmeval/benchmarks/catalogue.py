@@ -119,7 +119,7 @@ class Benchmark:
     commands: its `rmeval` commands.
     tasks: its own `rmeval score --task`s: name -> "module:function", a `(table, where) -> rmeval.tasks.Pairs`
         builder for input tables in its own layout (the built-in `pairs` task reads id, prompt, response).
-    lock_section: "module:attribute", an rmeval.lock section provider (the records it adds to results/lock.yaml).
+    lock_section: "module:attribute", an rmeval.lock.section.LockSection (the records it adds to results/lock.yaml).
     summary_section / reproduction / report_section: its part of the run-level summary, reproduction table and
         report (see rmeval.run_outputs).
     """

@@ -1,2 +1,2 @@
-"""`results/lock.yaml`: exactly what a run used (papers with versions, model commits, software), and the
-machinery to rerun from someone else's lock (`arxiv.source: lock`, models pinned to the locked commits)."""
+"""`results/lock.yaml`: exactly what a run used (each benchmark's locked data through its section provider, model
+commits, software), and models pinned to a followed lock's commits. Names no benchmark (rmeval.lock.section)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
 
 DATA = "results/data/{group}.parquet"  # one sampled table per group (the arXiv stage's output)
+MANIFEST = "results/data/{group}.manifest.json"  # where it came from (source, counts, seed, versions, sha256)
 SCORE_RULE = "score_fairness"
 TABLES = "results/tables"
 FIGURES = "results/figures"
@@ -67,6 +68,8 @@ BENCHMARK = Benchmark(
                 "Collect single-group candidate papers for one group (API or snapshot)."),
         Command("arxiv-select", "rmeval.benchmarks.fairness.arxiv.cli_select",
                 "Drop cross-group titles, sample each group, write data + manifests."),
+        Command("arxiv-from-lock", "rmeval.benchmarks.fairness.lock.cli",
+                "Rebuild the locked group tables (arxiv.source: lock) from the API's id_list or a snapshot."),
         Command("fairness-stats", "rmeval.benchmarks.fairness.stats.cli",
                 "Group-fairness statistics and Tables 1-4 from score files."),
         Command("fairness-summary", "rmeval.benchmarks.fairness.summary",
@@ -127,4 +130,5 @@ BENCHMARK = Benchmark(
         _figure("gap_vs_rank", "fig_gap_vs_rank", "gap_vs_rank", "rank_points", "Gap vs rank",
                 "fairness gap against RewardBench rank"),
     ),
+    lock_section="rmeval.benchmarks.fairness.lock.provider:LOCK_SECTION",
 )

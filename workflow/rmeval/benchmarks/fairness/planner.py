@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rmeval.benchmarks.fairness.arxiv.preflight import arxiv_needs
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK, DATA, SCORE_RULE
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK, DATA, MANIFEST, SCORE_RULE
 from rmeval.errors import RmevalError
 from rmeval.run_plan import BenchmarkPlan, Locate, PlanContext, ScoreJobs, model_keys
 
@@ -31,7 +31,7 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
 
 
 def arxiv_settings_json(arxiv: Mapping[str, Any], snapshot: str | None) -> str:
-    """The `arxiv:` mapping for `--config-json` of the fetch (and of `lock rebuild`), the snapshot located."""
+    """The `arxiv:` mapping for `--config-json` of the fetch (and of `arxiv-from-lock`), the snapshot located."""
     return _settings_json(
         {**{k: v for k, v in arxiv.items() if k != "allow_fewer"}, **({"snapshot": snapshot} if snapshot else {})}
     )
@@ -108,6 +108,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
             f"config: reference_model {reference!r} is not in `models`; Table 4 (Pearson r) will be skipped"
         )
     data = {group: DATA.format(group=group) for group in groups}
+    manifests = {group: MANIFEST.format(group=group) for group in groups}
     return BenchmarkPlan(
         name=BENCHMARK.name,
         models=models,
@@ -116,6 +117,10 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
                               lambda model, table: data[table]),),
         needs=arxiv_needs(arxiv, arxiv_plan.snapshot),
         pending={"arxiv_fetch": list(data.values())},
+        # The lock section (rmeval.benchmarks.fairness.lock): the group tables and manifests, in config order.
+        lock_inputs={"groups": [{"name": group, "data": data[group], "manifest": manifests[group]}
+                                for group in groups]},
+        lock_files=(*data.values(), *manifests.values()),
         own=FairnessPlan(
             groups=groups,
             arxiv=arxiv_plan,

@@ -10,7 +10,7 @@ from rmeval.benchmarks.fairness.arxiv.api import ApiSettings
 from rmeval.benchmarks.fairness.arxiv.collect import DateWindow
 from rmeval.errors import RmevalError
 
-SOURCES = ("snapshot", "api", "lock")  # lock: rebuild the groups of `lock:` (rmeval.lock.rebuild)
+SOURCES = ("snapshot", "api", "lock")  # lock: rebuild the groups of `lock:` (rmeval.benchmarks.fairness.lock.rebuild)
 FEWER_POLICIES = ("balanced", "keep")
 
 

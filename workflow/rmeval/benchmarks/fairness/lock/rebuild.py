@@ -16,9 +16,10 @@ from typing import Any
 from rmeval.benchmarks.fairness.arxiv.categories import GroupSpec, Membership, load_table, resolve_group
 from rmeval.benchmarks.fairness.arxiv.records import canonical_id, id_version, latest_version, normalize_text
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
+from rmeval.benchmarks.fairness.lock.rows import row_sha
+from rmeval.benchmarks.fairness.lock.section import ArxivLock, GroupLock, arxiv_lock
 from rmeval.errors import RmevalError
-from rmeval.lock.lockfile import GroupLock, Lock
-from rmeval.lock.rows import row_sha
+from rmeval.lock.lockfile import Lock
 
 SHOWN_PROBLEMS = 30
 
@@ -70,7 +71,7 @@ def records_from_snapshot(path: str, wanted: set[str]) -> tuple[dict[str, Source
 
 
 def records_from_api(versioned_ids: list[str], settings: ArxivSettings) -> tuple[dict[str, SourceRecord], dict[str, Any]]:
-    from rmeval.lock.idlist import fetch_ids
+    from rmeval.benchmarks.fairness.lock.idlist import fetch_ids
 
     settings.api.validate()
     entries = fetch_ids(versioned_ids, settings.api)
@@ -109,16 +110,16 @@ def check_group(locked: GroupLock, spec: GroupSpec, found: dict[str, SourceRecor
     return rows, problems
 
 
-def check_config_groups(lock: Lock, groups: dict[str, list[str]], lock_path: str) -> None:
-    if list(lock.groups) != list(groups):
+def check_config_groups(record: ArxivLock, groups: dict[str, list[str]], lock_path: str) -> None:
+    if list(record.groups) != list(groups):
         raise RmevalError(
-            f"{lock_path}: the lock has groups {list(lock.groups)}, the config {list(groups)}; "
+            f"{lock_path}: the lock has groups {list(record.groups)}, the config {list(groups)}; "
             "`arxiv.source: lock` rebuilds exactly the locked groups, so use the lock's `groups:`"
         )
     for name, categories in groups.items():
-        if list(lock.groups[name].categories) != list(categories):
+        if list(record.groups[name].categories) != list(categories):
             raise RmevalError(
-                f"{lock_path}: group {name!r} is locked with categories {list(lock.groups[name].categories)}, "
+                f"{lock_path}: group {name!r} is locked with categories {list(record.groups[name].categories)}, "
                 f"the config has {list(categories)}"
             )
 
@@ -132,16 +133,17 @@ def rebuild(lock: Lock, lock_path: str, groups: dict[str, list[str]], settings: 
     from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
     from rmeval.io.hashing import sha256_file
 
-    check_config_groups(lock, groups, lock_path)
+    locked_groups = arxiv_lock(lock, lock_path)
+    check_config_groups(locked_groups, groups, lock_path)
     table = load_table(settings.categories_table)
-    wanted = [paper for group in lock.groups.values() for paper in group.papers]
+    wanted = [paper for group in locked_groups.groups.values() for paper in group.papers]
     if settings.snapshot:
         found, source = records_from_snapshot(settings.snapshot, {p.id for p in wanted})
     else:
         found, source = records_from_api([p.versioned_id for p in wanted], settings)
     frames: dict[str, Any] = {}
     problems: list[str] = []
-    for name, locked in lock.groups.items():
+    for name, locked in locked_groups.groups.items():
         rows, wrong = check_group(locked, resolve_group(name, groups[name], table), found)
         problems += wrong
         frame = pd.DataFrame(rows, columns=DATA_COLUMNS).astype("string")  # as arxiv-select writes them
@@ -161,15 +163,15 @@ def rebuild(lock: Lock, lock_path: str, groups: dict[str, list[str]], settings: 
     for name, frame in frames.items():
         out = Path(out_dir) / f"{name}.parquet"
         write_parquet_atomic(frame, out)
-        locked = lock.groups[name]
+        locked = locked_groups.groups[name]
         manifest = {
             "group": name,
             "categories": list(groups[name]),
             "source": {"kind": "lock", "lock": str(lock_path), "lock_sha256": lock_sha, "via": source["kind"],
                        **{k: v for k, v in source.items() if k != "kind"}},
-            "seed": lock.arxiv.get("seed"),
-            "papers_per_group": lock.arxiv.get("papers_per_group"),
-            "locked_sources": lock.arxiv.get("sources"),
+            "seed": locked_groups.arxiv.get("seed"),
+            "papers_per_group": locked_groups.arxiv.get("papers_per_group"),
+            "locked_sources": locked_groups.arxiv.get("sources"),
             "counts": {"locked": len(locked.papers), "sampled": len(frame)},
             "categories_table": {"path": table.path, "sha256": table.sha256},
             "output": {"path": str(out), "rows": len(frame), "sha256": sha256_file(out),

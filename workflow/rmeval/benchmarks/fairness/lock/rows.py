@@ -1,12 +1,13 @@
-"""Per-row and per-table hashes of a group table, the same lines `rmeval.benchmarks.fairness.arxiv.select.content_sha256` hashes."""
+"""Per-row hashes of a group table, over the same lines `rmeval.benchmarks.fairness.arxiv.select.content_sha256`
+hashes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
+from rmeval.benchmarks.fairness.lock.section import ROW_HASH_DIGITS
 from rmeval.io.hashing import sha256_text
-from rmeval.lock.lockfile import ROW_HASH_DIGITS
 
 
 def row_line(values: Iterable[Any]) -> str:
