@@ -53,6 +53,7 @@ include: "workflow/rules/fairness.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/rewardmath.smk"
 include: "workflow/rules/lock.smk"
+include: "workflow/rules/run.smk"
 
 
 rule all:

@@ -20,8 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "model-server": ("rmeval.scoring.server", "Serve one loaded model to a run's scoring jobs (started by `score`)."),
     "download-model": ("rmeval.scoring.download", "Fetch a model snapshot at its pinned revision into HF_HOME."),
     "fairness-stats": ("rmeval.benchmarks.fairness.stats.cli", "Group-fairness statistics and Tables 1-4 from score files."),
-    "fairness-summary": ("rmeval.benchmarks.fairness.summary", "Plain-words one-page summary of the fairness results."),
-    "fairness-reproduction": ("rmeval.benchmarks.fairness.reproduction", "Our statistics beside the published ones, with verdicts."),
+    "fairness-summary": ("rmeval.benchmarks.fairness.summary", "Plain-words summary of the fairness results (its section alone)."),
     "fairness-figures": ("rmeval.benchmarks.fairness.figures.cli", "Figures 2-3 and the extra fairness figures."),
     "rewardmath-prepare": ("rmeval.benchmarks.rewardmath.prepare", "Load RewardMATH / RewardBench math-prm and split per subject."),
     "rewardmath-metrics": ("rmeval.benchmarks.rewardmath.cli_metrics", "RewardMATH accuracy/MRR from official or workflow scores."),
@@ -31,7 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rewardmath-export": ("rmeval.benchmarks.rewardmath.pairwise:export_main",
                           "One model's RewardMATH scores in the official result-file layout."),
     "rewardmath-figures": ("rmeval.benchmarks.rewardmath.figures", "RewardBench-math vs RewardMATH accuracy figure."),
-    "rewardmath-summary": ("rmeval.benchmarks.rewardmath.summary", "Plain-words RewardMATH section (or append it to a summary)."),
+    "rewardmath-summary": ("rmeval.benchmarks.rewardmath.summary", "Plain-words RewardMATH section."),
+    # run-level outputs (rmeval.run_outputs.catalogue.RUN.commands)
+    "run-reproduction": ("rmeval.run_outputs.reproduction", "Every enabled benchmark's statistics beside the published ones, with verdicts."),
+    "run-summary": ("rmeval.run_outputs.summary", "The run's plain-words summary: every enabled benchmark's section."),
 }
 
 

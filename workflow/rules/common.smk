@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from rmeval import run_plan
 from rmeval.benchmarks import BENCHMARK_MODULES, benchmark
-from rmeval.benchmarks.fairness import plan as fairness_plan
+from rmeval.run_outputs.catalogue import RUN as RUN_CATALOGUE
 from rmeval.errors import RmevalError
 from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
@@ -118,27 +118,23 @@ def rule_outputs(benchmark_name, rule_name):
     return entries
 
 
+def run_rule_outputs(rule_name):
+    """A run-level rule's `output:` from the run catalogue (rmeval.run_outputs.catalogue), as rule_outputs does."""
+    entries = {}
+    for output in RUN_CATALOGUE.of_rule(rule_name):
+        entry = output.path
+        if output.caption:
+            caption = str(REPOSITORY / "workflow" / "report" / output.caption)
+            entry = report(output.path, caption=caption, category=output.category, labels=dict(output.labels) or None)
+        entries[output.key] = entry
+        for suffix in output.formats:
+            entries[f"{output.key}_{suffix}"] = output.sibling(suffix)
+    return entries
+
+
 def rule_inputs(benchmark_name, rule_name):
     """A rule's `input:` from its benchmark's catalogue: the outputs its own outputs are built from, by key."""
     return benchmark(benchmark_name).inputs_of_rule(rule_name)
-
-
-def published_values():
-    """The papers' own numbers (resources/published/), inside the repository whatever the working directory."""
-    return [str(REPOSITORY / path) for path in fairness_plan.PUBLISHED_VALUES]
-
-
-def rewardmath_table(key):
-    """An input function giving the RewardMATH table `key` (its catalogue) when that branch runs, else nothing."""
-    return lambda wildcards: [benchmark("rewardmath").get(key).path] if REWARDMATH_ENABLED else []
-
-
-def rewardmath_summary_step(tables, summary):
-    """The shell step appending the RewardMATH section to the fairness summary, when that branch ran (else
-    RM_PRM_AGGREGATION, from rewardmath.smk, may not exist: tests include the fairness rules alone)."""
-    if not tables:
-        return ""
-    return fairness_plan.rewardmath_summary_step(tables, summary, RM_PRM_AGGREGATION)
 
 
 def benchmark_targets(benchmark_name):
@@ -157,13 +153,13 @@ BENCHMARK_EXTRA_TARGETS = {}
 
 def all_outputs():
     """The default target's inputs. For every enabled benchmark, its catalogued files and the extra targets its
-    rule file registered; then the lock, which records them all."""
+    rule file registered; then the run-level files (run.smk) and the lock, which records them all."""
     targets = []
     for name in BENCHMARK_MODULES:
         if benchmark(name).enabled(config):
             targets += benchmark_targets(name)
             targets += BENCHMARK_EXTRA_TARGETS.get(name, list)()
-    return targets + ["results/lock.yaml"]
+    return targets + RUN_CATALOGUE.targets() + ["results/lock.yaml"]
 
 
 def preflight_plan():
