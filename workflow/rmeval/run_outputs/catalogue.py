@@ -49,7 +49,7 @@ RUN = RunCatalogue(
             builder="rmeval.run_outputs.reproduction:write",
             formats=TABLE_FORMATS,
         ),
-        # A benchmark's section may cite the reproduction table (the fairness section counts its verdicts).
+        # A benchmark's section may cite the reproduction table (e.g. count its verdicts).
         Output(key="summary", path="results/summary.md", rule=SUMMARY_RULE,
                builder="rmeval.run_outputs.summary:compose", inputs=("reproduction",)),
     ),

@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alpha", type=float, default=schema_default("stats.alpha"),
                         help="significance level of every verdict and summary sentence (default: stats.alpha's)")
     parser.add_argument("--options", type=json.loads, default={},
-                        help='JSON: benchmark -> its run_settings, e.g. {"rewardmath": {"prm_aggregation": "min"}} '
-                             "(default: each one's config default)")
+                        help='JSON {"<benchmark>": {"<option>": value}}: its run_settings (catalogue), each one not '
+                             "given at its config key's default")
 
 
 def benchmark_options(bench: Benchmark, given: Mapping[str, Any]) -> dict[str, Any]:
