@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,7 +75,7 @@ def _read_tables(paths: Mapping[str, Path]) -> dict[str, Any]:
     return tables
 
 
-def _table_paths(path_of_key: Any, reproduction: Path) -> dict[str, Path]:
+def _table_paths(path_of_key: Callable[[str], Path], reproduction: Path) -> dict[str, Path]:
     """stem -> file of every table the summary reads (`summary_inputs` but the run record, then the run's
     reproduction table); `path_of_key(key)` places a catalogue key."""
     paths = {BENCHMARK.get(key).stem: path_of_key(key) for key in BENCHMARK.summary_inputs
