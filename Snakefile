@@ -57,6 +57,7 @@ for _benchmark in PLAN.benchmarks:
 include: "workflow/rules/download.smk"
 include: "workflow/rules/scoring.smk"
 include: "workflow/rules/lock.smk"
+include: "workflow/rules/run.smk"
 
 
 rule all:

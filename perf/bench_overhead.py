@@ -35,7 +35,7 @@ import _models  # noqa: E402 - the benchmark helpers live beside this script
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NON_SCORING_COMMANDS = ("fairness-stats", "fairness-summary", "fairness-figures", "arxiv-fetch", "arxiv-select",
                         "rewardmath-prepare", "rewardmath-metrics", "rewardmath-figures", "rewardmath-summary", "download-model",
-                        "tiny-model")
+                        "tiny-model", "run-reproduction", "run-summary")
 HEAVY_MODULES = ("torch", "transformers", "pandas", "matplotlib", "scipy", "statsmodels", "pyarrow", "datasets",
                  "tokenizers", "numpy", "snakemake", "requests", "arxiv", "yaml", "jsonschema")
 STARTUP_GOAL_S = 1.0

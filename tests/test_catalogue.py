@@ -1,8 +1,9 @@
-"""The fairness benchmark's catalogue (rmeval.benchmarks.fairness.catalogue) against the rules Snakemake parses.
+"""The fairness benchmark's catalogue (rmeval.benchmarks.fairness.catalogue) and the run's
+(rmeval.run_outputs.catalogue) against the rules Snakemake parses.
 
-Every catalogued file must be the output of exactly the rule it names, every output of the fairness rules must be
-catalogued, every caption must exist and every builder must import: then the CLI, the rule files, the report and
-`rule all` cannot drift apart.
+Every catalogued file must be the output of exactly the rule it names, every output of the fairness and run-level
+rules must be catalogued, every caption must exist and every builder must import: then the CLI, the rule files,
+the report and `rule all` cannot drift apart.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from rmeval.benchmarks import benchmark
-from rmeval.benchmarks.fairness import plan
+from rmeval.benchmarks import all_benchmarks, benchmark
+from rmeval.benchmarks.catalogue import import_target
 from rmeval.benchmarks.fairness.catalogue import BENCHMARK
+from rmeval.run_outputs.catalogue import RUN
 from workflow_helpers import run_snakemake_process
 
 REPO = Path(__file__).resolve().parents[1]
-FAIRNESS_RULES = ("fairness_stats", "fairness_reproduction", "fairness_summary", "fairness_figures")
+FAIRNESS_RULES = ("fairness_stats", "fairness_figures")
+RUN_RULES = ("run_reproduction", "run_summary")
 
 # The rule files as the workflow includes them, then each rule's outputs (with their report captions) and
 # `all_outputs()` dumped to JSON at parse time.
@@ -33,8 +36,10 @@ fill_defaults(config, config_schema())
 
 include: {str(REPO / "workflow/rules/common.smk")!r}
 include: {str(REPO / "workflow/rules/fairness.smk")!r}
+include: {str(REPO / "workflow/rules/run.smk")!r}
 
 import json as _json
+from rmeval.lock.lockfile import config_sha256 as _config_sha256
 
 _outputs = {{
     job_rule.name: {{
@@ -44,7 +49,10 @@ _outputs = {{
     }}
     for job_rule in workflow.rules
 }}
-Path("parsed.json").write_text(_json.dumps({{"outputs": _outputs, "all": all_outputs()}}))
+# The lock's config hash is taken before run.smk adds the report's sections to the config.
+_hash_before = PLAN.config_sha256 == _config_sha256({{k: v for k, v in config.items() if k != "_report_sections"}})
+Path("parsed.json").write_text(_json.dumps({{"outputs": _outputs, "all": all_outputs(), "hash_before": _hash_before,
+                                            "report_sections": config["_report_sections"]}}))
 """
 
 
@@ -66,9 +74,10 @@ def parsed(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def catalogued_files() -> dict[str, str]:
-    """Every file the catalogue declares (a table's .md and .tex, a figure's .pdf too) -> its rule."""
+    """Every file the fairness and run catalogues declare (a table's .md and .tex, a figure's .pdf too) -> its
+    rule."""
     files = {}
-    for output in BENCHMARK.outputs:
+    for output in (*BENCHMARK.outputs, *RUN.outputs):
         for path in (output.path, *(output.sibling(suffix) for suffix in output.formats)):
             assert path not in files, f"{path} is declared twice"
             files[path] = output.rule
@@ -84,15 +93,15 @@ def test_every_catalogued_file_is_an_output_of_exactly_its_rule(parsed: dict) ->
         assert writers.get(path) == [rule], f"{path}: catalogued for {rule}, written by {writers.get(path)}"
 
 
-def test_the_fairness_rules_write_only_catalogued_files(parsed: dict) -> None:
+def test_the_fairness_and_run_rules_write_only_catalogued_files(parsed: dict) -> None:
     files = catalogued_files()
-    for rule in FAIRNESS_RULES:
+    for rule in (*FAIRNESS_RULES, *RUN_RULES):
         written = set(parsed["outputs"][rule])
         assert written == {path for path, owner in files.items() if owner == rule}, rule
 
 
 def test_captioned_outputs_are_report_entries_with_an_existing_caption(parsed: dict) -> None:
-    for output in BENCHMARK.outputs:
+    for output in (*BENCHMARK.outputs, *RUN.outputs):
         entry = parsed["outputs"][output.rule][output.path]
         if output.caption is None:
             assert entry["caption"] is None, output.key
@@ -104,6 +113,15 @@ def test_captioned_outputs_are_report_entries_with_an_existing_caption(parsed: d
 
 def test_rule_all_asks_for_every_catalogued_file(parsed: dict) -> None:
     assert set(catalogued_files()) <= set(parsed["all"])
+    assert set(RUN.targets()) == {"results/tables/reproduction.csv", "results/tables/reproduction.md",
+                                  "results/tables/reproduction.tex", "results/summary.md"}
+
+
+def test_run_rules_read_what_the_enabled_benchmarks_declare(parsed: dict) -> None:
+    """RewardMATH is off in this config: its report section is not on the front page, and the config's hash for
+    the lock does not see the sections."""
+    assert parsed["hash_before"] is True
+    assert parsed["report_sections"] == []
 
 
 def test_keys_are_unique_and_inputs_name_catalogued_outputs() -> None:
@@ -130,7 +148,7 @@ def test_every_table_and_figure_names_a_builder_that_imports() -> None:
 def test_catalogue_imports_nothing_heavy() -> None:
     script = (
         "import sys\n"
-        "import rmeval.benchmarks.fairness.catalogue, rmeval.benchmarks.fairness.plan\n"
+        "import rmeval.benchmarks.fairness.catalogue, rmeval.run_outputs.catalogue, rmeval.run_outputs.plan\n"
         "heavy = [m for m in ('pandas', 'numpy', 'scipy', 'matplotlib', 'torch') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
@@ -138,23 +156,25 @@ def test_catalogue_imports_nothing_heavy() -> None:
     assert completed.returncode == 0, completed.stderr
 
 
-def test_optional_flag_is_empty_without_its_input_and_quotes_a_path() -> None:
-    assert plan.optional_flag("--rewardmath", []) == ""
-    assert plan.optional_flag("--rewardmath", ["results/tables/rewardmath_metrics.csv"]) == (
-        "--rewardmath results/tables/rewardmath_metrics.csv"
-    )
-    assert plan.optional_flag("--table", ["my tables/x.csv"]) == "--table 'my tables/x.csv'"
-    with pytest.raises(ValueError, match="--table: one path expected"):
-        plan.optional_flag("--table", ["a.csv", "b.csv"])
-
-
-def test_rewardmath_summary_step_runs_only_with_the_rewardmath_table() -> None:
-    assert plan.rewardmath_summary_step([], "results/summary.md", "prod") == ""
-    step = plan.rewardmath_summary_step(["results/tables/rewardmath_vs_rewardbench.csv"], "out dir/summary.md", "min")
-    assert step == (" && rmeval rewardmath-summary --table results/tables/rewardmath_vs_rewardbench.csv"
-                    " --append-to 'out dir/summary.md' --prm-aggregation min")
-
-
-def test_published_values_exist_in_the_repository() -> None:
-    for path in plan.PUBLISHED_VALUES:
-        assert (REPO / path).is_file(), path
+def test_run_level_parts_name_their_own_inputs_and_files_that_exist() -> None:
+    """Each benchmark's summary / reproduction / report parts: the provider imports, the tables it reads are its
+    own catalogued outputs, its published-values files and report fragment exist in the repository."""
+    for bench in all_benchmarks():
+        for provider, keys in ((bench.summary_section, bench.summary_inputs),
+                               (bench.reproduction, bench.reproduction_inputs)):
+            if provider:
+                assert callable(import_target(provider)), provider
+            for key in keys:
+                bench.get(key)  # a KeyError names a key the benchmark does not declare
+        for path in bench.published:
+            assert path.startswith("resources/published/") and (REPO / path).is_file(), (bench.name, path)
+        assert bench.reproduction is None or bench.published, f"{bench.name}: compares with no published values"
+        if bench.report_section:
+            assert (REPO / "workflow" / "report" / bench.report_section).is_file(), bench.report_section
+    published = [path for bench in all_benchmarks() for path in bench.published]
+    assert len(published) == len(set(published)), "a published-values file belongs to one benchmark"
+    assert [command.name for command in RUN.commands] == ["run-reproduction", "run-summary"]
+    for command in RUN.commands:
+        assert callable(import_target(command.target)), command.target
+    for output in RUN.outputs:
+        assert callable(output.build()), output.builder

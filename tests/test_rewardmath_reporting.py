@@ -8,6 +8,7 @@ Expected numbers are computed here from the shared files directly, not through r
 from __future__ import annotations
 
 import csv
+import dataclasses
 import itertools
 import json
 import math
@@ -18,9 +19,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from rmeval.benchmarks import benchmark
 from rmeval.benchmarks.rewardmath import figures, summary
 from rmeval.benchmarks.rewardmath.agreement import rank_agreement, read_points
 from rmeval.cli import main as rmeval
+from rmeval.run_outputs.context import RunContext
 
 PARTIAL_MODEL = "fake-rm"
 
@@ -263,11 +266,13 @@ def test_summary_section_in_plain_words(tables, tmp_path):
     assert "not distinguishable from chance (Spearman ρ = 0.52, p = 0.067" in text and "n = 13 models" in text
     assert "**Partial runs**" in text and PARTIAL_MODEL in text
 
-    combined = tmp_path / "summary.md"
-    combined.write_text("# Summary\n\nFairness first.\n")
-    for _ in range(2):  # appending twice replaces the section instead of repeating it
-        assert rmeval(["rewardmath-summary", "--table", str(tables / "rewardmath_vs_rewardbench.csv"),
-                       "--append-to", str(combined)]) == 0
-    merged = combined.read_text()
-    assert merged.startswith("# Summary\n\nFairness first.\n\n## RewardMATH") and merged.count("## RewardMATH") == 1
-    assert summary.render(read_points(tables / "rewardmath_vs_rewardbench.csv")) == text
+    # RewardMATH's section of the run's summary (rmeval run-summary) is the same text, read from the run's folder
+    # at the run's PRM aggregation and alpha; at alpha = 0.1 the rank correlation (p = 0.067) is significant.
+    run = tmp_path / "run"
+    (run / "results" / "tables").mkdir(parents=True)
+    shutil.copy(tables / "rewardmath_vs_rewardbench.csv", run / "results" / "tables")
+    context = RunContext(benchmark("rewardmath"), run, 0.05, {"prm_aggregation": "prod"})
+    assert summary.summary_section(context) == text
+    loose = summary.summary_section(dataclasses.replace(context, alpha=0.1))
+    assert "RewardBench math-prm agrees with RewardMATH only loosely (Spearman ρ = 0.52" in loose
+    assert summary.render(read_points(tables / "rewardmath_vs_rewardbench.csv"), "prod", 0.05) == text

@@ -1,5 +1,5 @@
-"""`rmeval fairness-reproduction`: our tables beside the published values of resources/published/, with the
-verdict rules recomputed here from the raw numbers."""
+"""`rmeval run-reproduction`: each benchmark's tables beside the published values its catalogue names
+(resources/published/), with the verdict rules recomputed here from the raw numbers."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from rmeval.benchmarks import benchmark
 from rmeval.benchmarks.fairness import reproduction
+from rmeval.benchmarks.rewardmath import reproduction as rewardmath_reproduction
 from rmeval.cli import main as rmeval_main
+from rmeval.run_outputs.comparison import Published
 
 REPO = Path(__file__).resolve().parents[1]
-PUBLISHED = [REPO / "resources/published/song2025_fairness.yaml", REPO / "resources/published/kim2024_rewardmath.yaml"]
+# Each benchmark compares with the files its catalogue names: Song et al.'s, then Kim et al.'s.
+PUBLISHED = [REPO / path for name in ("fairness", "rewardmath") for path in benchmark(name).published]
 EIGHT_GROUPS = ["computer_science", "economics", "electrical_engineering", "mathematics", "physics",
                 "quantitative_biology", "quantitative_finance", "statistics"]
 # registry name -> (location, per-group shift scale): three paper models and one model the papers lack
@@ -52,8 +56,9 @@ def write_rewardmath_metrics(path: Path) -> Path:
 
 
 def run_eight_group_stats(root: Path) -> Path:
+    """The fairness tables of a run in `root` (root/results/tables, where the run-level commands read them)."""
     scores = write_eight_group_scores(root / "scores")
-    out = root / "tables"
+    out = root / "results" / "tables"
     assert rmeval_main(["fairness-stats", "--scores", str(scores), "--out", str(out), "--bootstrap", "100",
                         "--permutations", "100", "--registry", str(REPO / "config/models.yaml"),
                         "--ranks", '{"my-rm": null}']) == 0
@@ -64,9 +69,8 @@ def run_eight_group_stats(root: Path) -> Path:
 def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("reproduction")
     out = run_eight_group_stats(root)
-    metrics = write_rewardmath_metrics(root / "rewardmath_metrics.csv")
-    assert rmeval_main(["fairness-reproduction", "--tables", str(out), "--published", *map(str, PUBLISHED),
-                        "--rewardmath", str(metrics)]) == 0
+    write_rewardmath_metrics(out / "rewardmath_metrics.csv")  # where RewardMATH's catalogue puts it
+    assert rmeval_main(["run-reproduction", "--root", str(root), "--benchmarks", "fairness", "rewardmath"]) == 0
     return out
 
 
@@ -174,28 +178,48 @@ def test_summary_gives_the_reproduction_count(reproduced: Path, tmp_path: Path) 
     ("rewardmath_mrr", 40.1, 42.18, "differs"),
 ])
 def test_verdict_rules_at_their_edges(statistic: str, ours: float, paper: float, expected: str) -> None:
+    value = Published(paper, False)
+    if statistic.startswith("rewardmath"):
+        assert rewardmath_reproduction.verdict(ours, value, 483) == expected
+        return
     facts = {"p": {"m": 0.01}, "total_pairs": {"m": 28}}
-    value = reproduction.Published(paper, False)
-    assert reproduction.verdict(statistic, "m", ours, value, facts, 0.05, 2, 2.0, None) == expected
+    assert reproduction.verdict(statistic, "m", ours, value, facts, 0.05, None) == expected
 
 
 def test_tukey_counts_over_other_pair_totals_are_not_comparable() -> None:
     facts = {"p": {"m": 0.01}, "total_pairs": {"m": 6}}
-    assert reproduction.verdict("tukey_significant_pairs", "m", 5.0, reproduction.Published(5.0, False), facts,
-                                0.05, 2, 2.0, None) == "not comparable"
+    assert reproduction.verdict("tukey_significant_pairs", "m", 5.0, Published(5.0, False), facts,
+                                0.05, None) == "not comparable"
 
 
 def test_ours_significant_paper_not_differs() -> None:
     facts = {"p": {"m": 1e-5}, "total_pairs": {"m": 28}}
-    paper_p = reproduction.Published(0.2, False)
-    assert reproduction.verdict("anova_p", "m", 1e-5, paper_p, facts, 0.05, 2, 2.0, paper_p) == "differs"
-    assert not math.isnan(reproduction.Published(1e-300, True).value)
+    paper_p = Published(0.2, False)
+    assert reproduction.verdict("anova_p", "m", 1e-5, paper_p, facts, 0.05, paper_p) == "differs"
+    assert not math.isnan(Published(1e-300, True).value)
 
 
 def test_bad_published_file_names_the_row(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("paper: x\nrows:\n  - {model: ArmoRM-Llama3-8B-v0.1, anova_fstat: 3}\n")
-    out = tmp_path / "tables"
-    out.mkdir()
-    assert rmeval_main(["fairness-reproduction", "--tables", str(out), "--published", str(bad)]) == 2
+    assert rmeval_main(["run-reproduction", "--root", str(tmp_path), "--benchmarks", "fairness",
+                        "--published", f"fairness={bad}"]) == 2
     assert f"{bad}: rows[0]: unknown statistic 'anova_fstat'" in capsys.readouterr().err
+    # a statistic of another benchmark is unknown to this one: each compares with its own file
+    bad.write_text("paper: x\nrows:\n  - {model: ArmoRM-Llama3-8B-v0.1, rewardmath_mrr: 3}\n")
+    assert rmeval_main(["run-reproduction", "--root", str(tmp_path), "--benchmarks", "fairness",
+                        "--published", f"fairness={bad}"]) == 2
+    assert "unknown statistic 'rewardmath_mrr'" in capsys.readouterr().err
+
+
+def test_the_runs_alpha_reaches_every_verdict_and_rule(reproduced: Path, tmp_path: Path) -> None:
+    """stats.alpha, not a fixed 0.05: at alpha = 1e-15, Eurus's ANOVA (p ~ 1e-10 here) is no longer significant."""
+    out = tmp_path / "strict"
+    assert rmeval_main(["run-reproduction", "--root", str(reproduced.parents[1]), "--benchmarks", "fairness",
+                        "rewardmath", "--alpha", "1e-15", "--out", str(out)]) == 0
+    rows = pd.read_csv(out / "reproduction.csv").set_index(["model", "statistic"])
+    p_value = pd.read_csv(reproduced / "table1_anova.csv").set_index("model").loc["Eurus-RM-7b", "p_value"]
+    assert 1e-15 < p_value < 0.05
+    assert rows.loc[("Eurus-RM-7b", "anova_p"), "verdict"] == "differs"
+    assert rows.loc[("Eurus-RM-7b", "anova_p"), "rule"] == "significant at alpha = 1e-15 in both or in neither"
+    assert "significant at alpha = 1e-15" in (out / "reproduction.md").read_text()

@@ -1,4 +1,5 @@
-"""The `fairness_stats` and `fairness_summary` rules, run by Snakemake on hand-made score files."""
+"""The `fairness_stats` rule and the run-level `run_reproduction` and `run_summary` rules, run by Snakemake on
+hand-made score files."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ validate(config, {str(REPO / "workflow/schemas/config.schema.yaml")!r})
 
 include: {str(REPO / "workflow/rules/common.smk")!r}
 include: {str(REPO / "workflow/rules/fairness.smk")!r}
+include: {str(REPO / "workflow/rules/run.smk")!r}
 
 
 rule all:
@@ -60,11 +62,11 @@ def test_rules_turn_score_files_into_tables_and_summary(tmp_path: Path) -> None:
     assert pd.read_csv(tables / "table10_rank_vs_fairness.csv")["n_models"].eq(3).all()
     summary = (tmp_path / "results" / "summary.md").read_text()
     assert "### unfair-rm" in summary
-    # the reproduction rule ran against resources/published/: none of these models is published
+    # the run's reproduction rule ran against resources/published/: none of these models is published
     assert pd.read_csv(tables / "reproduction.csv").empty
     assert "Left out (no published values): unfair-rm, negative-rm, ref-rm." in (tables / "reproduction.md").read_text()
     assert "- Reproduction: no model of this run has published values" in summary
     assert "Data source: not recorded (no manifests in data)." in (tables / "table1_anova.md").read_text()
-    assert (tables / "provenance.json").exists() and (tmp_path / "logs" / "fairness_reproduction.log").exists()
+    assert (tables / "provenance.json").exists() and (tmp_path / "logs" / "run_reproduction.log").exists()
     assert "tables written" in (tmp_path / "logs" / "fairness_stats.log").read_text()
-    assert (tmp_path / "logs" / "fairness_summary.log").exists()
+    assert "wrote results/summary.md (fairness)" in (tmp_path / "logs" / "run_summary.log").read_text()

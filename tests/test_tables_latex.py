@@ -13,7 +13,7 @@ from latex_helpers import compile_tables, needs_pdflatex
 from rmeval.benchmarks.fairness.stats.tables import column_for
 from rmeval.cli import main as rmeval_main
 from test_stats_cli import SNAPSHOT_SHA
-from test_stats_reproduction import EIGHT_GROUPS, PUBLISHED, run_eight_group_stats, write_rewardmath_metrics
+from test_stats_reproduction import EIGHT_GROUPS, run_eight_group_stats, write_rewardmath_metrics
 
 P_COLUMNS = {"p_value", "welch_p", "kruskal_p", "perm_p_value", "group_p", "length_p", "p_adj"}
 
@@ -48,9 +48,9 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
                         "--bootstrap", "100", "--permutations", "100", "--manifests", str(manifests),
                         "--registry", str(Path(__file__).resolve().parents[1] / "config/models.yaml"),
                         "--ranks", '{"my-rm": null}']) == 0
-    metrics = write_rewardmath_metrics(root / "rewardmath_metrics.csv")
-    assert rmeval_main(["fairness-reproduction", "--tables", str(out), "--published", *map(str, PUBLISHED),
-                        "--rewardmath", str(metrics)]) == 0
+    write_rewardmath_metrics(out / "rewardmath_metrics.csv")
+    assert rmeval_main(["run-reproduction", "--root", str(scores_root), "--benchmarks", "fairness", "rewardmath"]) == 0
+    (out / "rewardmath_metrics.csv").unlink()  # RewardMATH's, not a table of this folder's kind
     return out
 
 

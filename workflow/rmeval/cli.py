@@ -22,10 +22,13 @@ SHARED_COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def commands() -> dict[str, tuple[str, str]]:
-    """Every command: the shared ones, then each benchmark's in catalogue order (import-free catalogues)."""
+    """Every command: the shared ones, the run-level outputs' ones, then each benchmark's in catalogue order
+    (import-free catalogues)."""
     from rmeval.benchmarks import all_benchmarks
+    from rmeval.run_outputs.catalogue import RUN
 
     found = dict(SHARED_COMMANDS)
+    found.update({command.name: (command.target, command.help) for command in RUN.commands})
     for bench in all_benchmarks():
         for command in bench.commands:
             if command.name in found:

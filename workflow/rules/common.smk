@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from rmeval import run_plan
 from rmeval.benchmarks import benchmark
+from rmeval.run_outputs.catalogue import RUN as RUN_CATALOGUE
 from rmeval.errors import RmevalError
 from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
@@ -99,11 +100,11 @@ def stage_settings(benchmark_name, rule_name):
     return PLAN.settings(benchmark_name, rule_name)
 
 
-def rule_outputs(benchmark_name, rule_name):
-    """A rule's `output:` from its benchmark's catalogue (rmeval.benchmarks.<name>.catalogue): files with a
-    caption become report() entries; a table's other formats (.md, .tex) follow as `<key>_<suffix>`."""
+def output_entries(outputs):
+    """A rule's `output:` from catalogued outputs: files with a caption become report() entries; a table's other
+    formats (.md, .tex) follow as `<key>_<suffix>`."""
     entries = {}
-    for output in benchmark(benchmark_name).of_rule(rule_name):
+    for output in outputs:
         entry = output.path
         if output.caption:
             caption = str(REPOSITORY / "workflow" / "report" / output.caption)
@@ -112,6 +113,16 @@ def rule_outputs(benchmark_name, rule_name):
         for suffix in output.formats:
             entries[f"{output.key}_{suffix}"] = output.sibling(suffix)
     return entries
+
+
+def rule_outputs(benchmark_name, rule_name):
+    """A rule's `output:` from its benchmark's catalogue (rmeval.benchmarks.<name>.catalogue)."""
+    return output_entries(benchmark(benchmark_name).of_rule(rule_name))
+
+
+def run_rule_outputs(rule_name):
+    """A run-level rule's `output:` from the run catalogue (rmeval.run_outputs.catalogue)."""
+    return output_entries(RUN_CATALOGUE.of_rule(rule_name))
 
 
 def rule_inputs(benchmark_name, rule_name):
@@ -136,13 +147,14 @@ BENCHMARK_EXTRA_TARGETS = {}
 def all_outputs():
     """The default target's inputs. For every enabled benchmark: its catalogued files, every score file (a
     deleted one is rebuilt by a plain rerun, not left "missing, no update" because the tables built from it are
-    newer) and the extra targets its rule file registered; then the lock, which records them all."""
+    newer) and the extra targets its rule file registered; then the run-level files (run.smk) and the lock,
+    which records them all."""
     targets = []
     for name in PLAN.benchmarks:
         targets += benchmark_targets(name)
         targets += PLAN.score_files(name)
         targets += BENCHMARK_EXTRA_TARGETS.get(name, list)()
-    return targets + ["results/lock.yaml"]
+    return targets + RUN_CATALOGUE.targets() + ["results/lock.yaml"]
 
 
 def preflight_plan():

@@ -1,6 +1,7 @@
 # The group-fairness benchmark (Song et al. 2025): arXiv papers per group (fairness_arxiv.smk) -> one score file per
 # (model, group) (the shared score rule, scoring.smk) -> statistics (the paper's Tables 1-4 and the extended tables)
-# -> figures (fairness_figures.smk). Pure numpy/scipy/statsmodels after scoring: no torch, no GPU. The files these
+# -> figures (fairness_figures.smk); its parts of the reproduction table and results/summary.md are written by
+# the run-level rules (run.smk). Pure numpy/scipy/statsmodels after scoring: no torch, no GPU. The files these
 # rules write, and the tables each of them reads, are declared once in rmeval.benchmarks.fairness.catalogue; what
 # a run does is planned by rmeval.benchmarks.fairness.planner.
 FAIRNESS = PLAN.own("fairness")
@@ -51,52 +52,3 @@ rule fairness_stats:
         " --manifests {params.manifests:q} --alpha {params.alpha} --bootstrap {params.bootstrap}"
         " --permutations {params.permutations} --seed {params.seed} > {log:q} 2>&1"
 
-
-rule fairness_reproduction:
-    input:
-        # our tables (the catalogue's), the published values, and RewardMATH's metrics when that branch runs
-        **rule_inputs("fairness", "fairness_reproduction"),
-        published=published_values(),
-        rewardmath=rewardmath_table("metrics"),
-    output:
-        **rule_outputs("fairness", "fairness_reproduction"),
-    params:
-        tables_dir=subpath(input.table1, parent=True),
-        rewardmath=lambda wildcards, input: fairness_plan.optional_flag("--rewardmath", input.rewardmath),
-        alpha=config["stats"]["alpha"],
-    localrule: True
-    log:
-        "logs/fairness_reproduction.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-    conda:
-        "../../envs/rmeval.yaml"
-    shell:
-        "rmeval fairness-reproduction --tables {params.tables_dir:q} --published {input.published:q}"
-        " {params.rewardmath} --alpha {params.alpha} > {log:q} 2>&1"
-
-
-rule fairness_summary:
-    input:
-        **rule_inputs("fairness", "fairness_summary"),
-        # The RewardMATH section (rewardmath.smk), appended when that branch runs.
-        rewardmath=rewardmath_table("side_by_side"),
-    output:
-        **rule_outputs("fairness", "fairness_summary"),
-    params:
-        tables_dir=subpath(input.table1, parent=True),
-        rewardmath=lambda wildcards, input, output: rewardmath_summary_step(input.rewardmath, output.summary),
-    localrule: True
-    log:
-        "logs/fairness_summary.log",
-    benchmark:
-        benchmark_file("fairness_summary.tsv")
-    threads: 1
-    resources:
-        mem_mb=1000,
-    conda:
-        "../../envs/rmeval.yaml"
-    shell:
-        "(rmeval fairness-summary --tables {params.tables_dir:q} --out {output.summary:q}{params.rewardmath})"
-        " > {log:q} 2>&1"

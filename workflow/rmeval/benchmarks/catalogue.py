@@ -120,8 +120,14 @@ class Benchmark:
     tasks: its own `rmeval score --task`s: name -> "module:function", a `(table, where) -> rmeval.tasks.Pairs`
         builder for input tables in its own layout (the built-in `pairs` task reads id, prompt, response).
     lock_section: "module:attribute", an rmeval.lock.section.LockSection (the records it adds to results/lock.yaml).
-    summary_section / reproduction / report_section: its part of the run-level summary, reproduction table and
-        report (see rmeval.run_outputs).
+    summary_section: "module:function" -> (rmeval.run_outputs.parts.RunContext) -> str: its section of
+        results/summary.md (Markdown, from its own tables); summary_inputs: keys of its outputs that section reads.
+    reproduction: "module:function" -> (RunContext) -> rmeval.run_outputs.parts.ReproductionPart: its rows of
+        results/tables/reproduction.*; reproduction_inputs: keys of its outputs they read; published: the
+        published-values files (`resources/published/*.yaml`, relative to the repository) it compares with.
+    report_section: an .rst fragment under workflow/report/, placed on the report's front page when it is enabled.
+    run_settings: option -> dotted config key ("prm_aggregation": "rewardmath.prm_aggregation"): what its summary
+        and reproduction providers read from the run's config (RunContext.options), beside the run's alpha.
     """
 
     name: str
@@ -138,8 +144,12 @@ class Benchmark:
     tasks: Mapping[str, str] = field(default_factory=dict)
     lock_section: str | None = None
     summary_section: str | None = None
+    summary_inputs: tuple[str, ...] = ()
     reproduction: str | None = None
+    reproduction_inputs: tuple[str, ...] = ()
+    published: tuple[str, ...] = ()
     report_section: str | None = None
+    run_settings: Mapping[str, str] = field(default_factory=dict)
 
     def enabled(self, config: Mapping[str, Any]) -> bool:
         if self.enabled_by is None:

@@ -2,7 +2,7 @@
 
 The rules' `output:` and `report()` entries (workflow/rules/common.smk `rule_outputs`), the downstream rules'
 `input:`, `rule all` and the commands that write the files (`rmeval fairness-stats`, `rmeval fairness-figures`)
-all read this list. Adding a table is a builder function in `stats/builders.py`, one `_table` line below and its
+all read this list; the run-level rules (workflow/rules/run.smk) read its summary and reproduction parts. Adding a table is a builder function in `stats/builders.py`, one `_table` line below and its
 caption under workflow/report/; adding a figure is a module with `draw(*tables) -> Figure`, one `_figure` line and
 its caption (and a loader in figures/inputs.py `READERS` when it reads a table no figure read before).
 """
@@ -101,24 +101,6 @@ BENCHMARK = Benchmark(
         Output(key="provenance", path=f"{TABLES}/provenance.md", rule=STATS_RULE, caption="provenance.rst",
                category="Provenance"),
         Output(key="provenance_json", path=f"{TABLES}/provenance.json", rule=STATS_RULE),
-        Output(
-            key="reproduction",
-            path=f"{TABLES}/reproduction.csv",
-            rule="fairness_reproduction",
-            caption="reproduction.rst",
-            category="Reproduction",
-            builder="rmeval.benchmarks.fairness.reproduction:write",
-            formats=TABLE_FORMATS,
-            inputs=("table1", "table2", "table3", "table4"),
-        ),
-        Output(
-            key="summary",
-            path="results/summary.md",
-            rule="fairness_summary",
-            # what `rmeval fairness-summary` reads (reproduction.csv and the run record included)
-            inputs=("reproduction", "table1", "table2", "table4", "group_means", "table5", "table6",
-                    "games_howell_pairs", "table7", "table8", "table10", "record"),
-        ),
         _figure("fig2", "fig2_group_means", "group_means", "group_means", "Figure 2",
                 "mean reward by group, 95% CI"),
         _figure("fig3", "fig3_standardized", "standardized", "group_means", "Figure 3",
@@ -131,4 +113,12 @@ BENCHMARK = Benchmark(
                 "fairness gap against RewardBench rank"),
     ),
     lock_section="rmeval.benchmarks.fairness.lock.provider:LOCK_SECTION",
+    # Its parts of the run-level outputs (rmeval.run_outputs): the summary's fairness section and its rows of the
+    # reproduction table, beside Song et al.'s published values.
+    summary_section="rmeval.benchmarks.fairness.summary:summary_section",
+    summary_inputs=("table1", "table2", "table4", "group_means", "table5", "table6", "games_howell_pairs", "table7",
+                    "table8", "table10", "record"),
+    reproduction="rmeval.benchmarks.fairness.reproduction:reproduction_part",
+    reproduction_inputs=("table1", "table2", "table3", "table4"),
+    published=("resources/published/song2025_fairness.yaml",),
 )

@@ -1,33 +1,43 @@
-"""`rmeval fairness-summary`: the fairness tables in plain words, one short paragraph
-per model (is the unfairness significant, how large, which groups are favoured, does
-abstract length explain it), plus the cross-model findings. Reads only the CSVs that
-`rmeval fairness-stats` writes, so it can be rerun without recomputing anything."""
+"""The fairness tables in plain words: the fairness section of the run's summary (results/summary.md, written by
+`rmeval run-summary` through `summary_section`), and `rmeval fairness-summary`, the same section alone.
+
+One short paragraph per model (is the unfairness significant, how large, which groups are favoured, does abstract
+length explain it), plus the cross-model findings and how the run's reproduction table compares with the
+published values. Reads only the CSVs that `rmeval fairness-stats` writes (the catalogue's `summary_inputs`) and
+the run's reproduction table, so it can be rerun without recomputing anything."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmeval.benchmarks.fairness.catalogue import BENCHMARK
 from rmeval.errors import RmevalError
 from rmeval.io.atomic import write_text_atomic
+from rmeval.run_outputs.catalogue import RUN
 
-# What the summary reads is its catalogue entry's `inputs` (the rule's input too); of those tables it cannot do
-# without these (by file stem), and says less when another is missing (e.g. run by hand before the reproduction).
-SUMMARY = BENCHMARK.get("summary")
+if TYPE_CHECKING:
+    from rmeval.run_outputs.context import RunContext
+
+# What the summary reads is the catalogue's `summary_inputs` (the run_summary rule's input too); of those tables it
+# cannot do without these (by file stem), and says less when another is missing.
 REQUIRED = ("table1_anova", "table5_robust_anova", "table6_games_howell", "table7_gap", "group_means",
             "games_howell_pairs")
+# The run's reproduction table (rmeval.run_outputs): its verdicts are counted in "Across models" when it exists.
+REPRODUCTION = RUN.get("reproduction")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval fairness-summary", description=__doc__)
-    parser.add_argument("--tables", required=True, type=Path, help="folder written by `rmeval fairness-stats`")
-    parser.add_argument("--out", required=True, type=Path, help="Markdown file to write (e.g. results/summary.md)")
+    parser.add_argument("--tables", required=True, type=Path,
+                        help="folder written by `rmeval fairness-stats` (and reproduction.csv, when there)")
+    parser.add_argument("--out", required=True, type=Path, help="Markdown file to write")
     parser.add_argument("--alpha", type=float, default=None,
-                        help="significance level (default: the one fairness-stats used, else 0.05)")
+                        help="significance level (default: the one fairness-stats used, else stats.alpha's default)")
     parser.add_argument("--section", type=Path, action="append", default=[],
                         help="a Markdown file appended as its own section (e.g. the RewardMATH summary); "
                              "repeatable, in order")
@@ -52,21 +62,31 @@ def _gap_size(gap: float) -> str:
     return "large"
 
 
-def _read_tables(folder: Path) -> dict[str, Any]:
+def _read_tables(paths: Mapping[str, Path]) -> dict[str, Any]:
+    """The tables by file stem, from `paths` (stem -> file); a missing optional table is left out."""
     import pandas as pd
 
-    if not folder.is_dir():
-        raise RmevalError(f"--tables: {folder} is not a directory")
     tables: dict[str, Any] = {}
-    for output in map(BENCHMARK.get, SUMMARY.inputs):
-        if output.suffix != "csv":  # the run record, read by main
-            continue
-        path = folder / f"{output.stem}.csv"
+    for stem, path in paths.items():
         if path.exists():
-            tables[output.stem] = pd.read_csv(path)
-        elif output.stem in REQUIRED:
-            raise RmevalError(f"--tables: {path} is missing; run `rmeval fairness-stats` first")
+            tables[stem] = pd.read_csv(path)
+        elif stem in REQUIRED:
+            raise RmevalError(f"{path} is missing; run `rmeval fairness-stats` first")
     return tables
+
+
+def _table_paths(path_of_key: Callable[[str], Path], reproduction: Path) -> dict[str, Path]:
+    """stem -> file of every table the summary reads (`summary_inputs` but the run record, then the run's
+    reproduction table); `path_of_key(key)` places a catalogue key."""
+    paths = {BENCHMARK.get(key).stem: path_of_key(key) for key in BENCHMARK.summary_inputs
+             if BENCHMARK.get(key).suffix == "csv"}
+    paths[REPRODUCTION.stem] = reproduction
+    return paths
+
+
+def _record(path: Path) -> dict[str, Any]:
+    """The run record of `rmeval fairness-stats` (settings, groups, notes); {} when absent."""
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def _row(frame: Any, model: str) -> Any:
@@ -211,7 +231,7 @@ def reproduction_line(tables: dict[str, Any]) -> str | None:
     return text + "."
 
 
-def cross_model_lines(tables: dict[str, Any], record: dict[str, Any]) -> list[str]:
+def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: float) -> list[str]:
     lines = ["## Across models", ""]
     table4 = tables.get("table4_pearson")
     reference = record.get("reference_model_used")
@@ -227,7 +247,7 @@ def cross_model_lines(tables: dict[str, Any], record: dict[str, Any]) -> list[st
         row = table10[table10["metric"] == "scale_free_gap"]
         if not row.empty and not math.isnan(row.iloc[0]["spearman_rho"]):
             rho, p, n = row.iloc[0]["spearman_rho"], row.iloc[0]["p_value"], int(row.iloc[0]["n_models"])
-            claim = "supports" if rho > 0 and p < 0.05 else "does not support"
+            claim = "supports" if rho > 0 and p < alpha else "does not support"
             lines.append(f"- \"Better models are fairer\": Spearman rho between RewardBench rank and the scale-free "
                          f"gap is {rho:.2f} ({_p(p)}, {n} models), which {claim} the claim.")
         elif not row.empty:
@@ -271,7 +291,7 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float) -> str:
     ]
     for model in models:
         lines += model_paragraph(tables, model, alpha, settings.get("permutations"))
-    lines += cross_model_lines(tables, record)
+    lines += cross_model_lines(tables, record, alpha)
     return "\n".join(lines)
 
 
@@ -287,12 +307,23 @@ def append_section(text: str, path: Path) -> str:
     return text.rstrip("\n") + "\n\n" + body + "\n"
 
 
+def summary_section(context: RunContext) -> str:
+    """The fairness section of the run's summary (`Benchmark.summary_section`), at the run's alpha."""
+    tables = _read_tables(_table_paths(context.path, context.run_path(REPRODUCTION.key)))
+    return render(tables, _record(context.path("record")), context.alpha)
+
+
 def main(argv: list[str]) -> int:
+    from rmeval.config_check import schema_default
+
     args = build_parser().parse_args(argv)
-    tables = _read_tables(args.tables)
-    record_path = args.tables / Path(BENCHMARK.get("record").path).name
-    record = json.loads(record_path.read_text()) if record_path.exists() else {}
-    alpha = args.alpha if args.alpha is not None else float(record.get("settings", {}).get("alpha", 0.05))
+    if not args.tables.is_dir():
+        raise RmevalError(f"--tables: {args.tables} is not a directory")
+    tables = _read_tables(_table_paths(lambda key: args.tables / Path(BENCHMARK.get(key).path).name,
+                                       args.tables / Path(REPRODUCTION.path).name))
+    record = _record(args.tables / Path(BENCHMARK.get("record").path).name)
+    alpha = args.alpha if args.alpha is not None else float(
+        record.get("settings", {}).get("alpha", schema_default("stats.alpha")))
     text = render(tables, record, alpha)
     for section in args.section:
         text = append_section(text, section)

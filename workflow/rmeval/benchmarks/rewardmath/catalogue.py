@@ -71,4 +71,14 @@ BENCHMARK = Benchmark(
         Output("export", "results/rewardmath/official/{model}.json", "rewardmath_export",
                builder="rmeval.benchmarks.rewardmath.pairwise:export_official"),
     ),
+    # Its parts of the run-level outputs (rmeval.run_outputs): the summary's RewardMATH section (the text of
+    # results/rewardmath/summary.md), its rows of the reproduction table beside Kim et al.'s official results,
+    # and its paragraph on the report's front page.
+    summary_section="rmeval.benchmarks.rewardmath.summary:summary_section",
+    summary_inputs=("side_by_side",),
+    reproduction="rmeval.benchmarks.rewardmath.reproduction:reproduction_part",
+    reproduction_inputs=("metrics",),
+    published=("resources/published/kim2024_rewardmath.yaml",),
+    report_section="rewardmath_section.rst",
+    run_settings={"prm_aggregation": "rewardmath.prm_aggregation"},
 )

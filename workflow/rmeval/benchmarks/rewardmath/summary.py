@@ -3,8 +3,9 @@
 Reads `rewardmath_vs_rewardbench.csv` (rmeval rewardmath-metrics) and says which model ranks the correct
 solution first most often and which least, how the models compare with the reward-free baselines, and whether
 RewardBench's one-to-one math-prm accuracy ranks the models as RewardMATH does. Only runs on the full
-benchmarks are compared; partial runs are named. `--append-to FILE` adds the section to an existing summary
-(the workflow's results/summary.md) instead of writing it alone.
+benchmarks are compared; partial runs are named. The same section is RewardMATH's part of the run's summary
+(results/summary.md, `rmeval run-summary` through `summary_section`); this command writes it alone
+(results/rewardmath/summary.md).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rmeval.benchmarks.rewardmath.aggregation import STEP_AGGREGATIONS
 from rmeval.benchmarks.rewardmath.agreement import (
@@ -24,7 +26,9 @@ from rmeval.benchmarks.rewardmath.agreement import (
 )
 from rmeval.benchmarks.rewardmath.catalogue import BENCHMARK, METRICS_RULE
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_MATH_PRM_PAIRS, REWARDMATH_PROBLEMS
-from rmeval.errors import RmevalError
+
+if TYPE_CHECKING:
+    from rmeval.run_outputs.context import RunContext
 
 HEADING = "## RewardMATH (math robustness)"
 
@@ -79,8 +83,8 @@ def _largest_disagreement(models: Sequence[Point]) -> str:
             f"({worst.accuracy:.2f} %).")
 
 
-def render(points: Sequence[Point], prm_aggregation: str = "prod", alpha: float = 0.05) -> str:
-    """The RewardMATH section of the summary, as Markdown."""
+def render(points: Sequence[Point], prm_aggregation: str, alpha: float) -> str:
+    """The RewardMATH section of the summary, as Markdown, at significance level `alpha`."""
     rows = one_per_model(points, prm_aggregation)
     models = [point for point in rows if not point.is_baseline]
     baselines = {point.setup: point for point in rows if point.is_baseline}
@@ -151,41 +155,33 @@ def _where_line() -> str:
     return f"Tables: {tables}; figure: `{BENCHMARK.get('figure').path}`."
 
 
-def append_section(target: Path, section: str) -> None:
-    """Add the section to an existing summary, atomically; a section already there is replaced."""
-    from rmeval.io.atomic import write_text_atomic
-
-    if not target.is_file():
-        raise RmevalError(f"summary not found: {target} (run rmeval fairness-summary first)")
-    text = target.read_text(encoding="utf-8")
-    if HEADING in text:
-        text = text[: text.index(HEADING)]
-    write_text_atomic(text.rstrip("\n") + "\n\n" + section, target)
+def summary_section(context: RunContext) -> str:
+    """RewardMATH's section of the run's summary (`Benchmark.summary_section`): its side-by-side table, the PRM
+    aggregation of the run (`prm_aggregation`, its run_settings) and the run's alpha."""
+    (key,) = context.benchmark.summary_inputs
+    return render(read_points(context.path(key)), context.options["prm_aggregation"], context.alpha)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from rmeval.config_check import schema_default
+
     parser = argparse.ArgumentParser(prog="rmeval rewardmath-summary", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--table", required=True, type=Path,
                         help="rewardmath_vs_rewardbench.csv of rmeval rewardmath-metrics")
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--out", type=Path, help="Markdown file to write (e.g. results/rewardmath/summary.md)")
-    group.add_argument("--append-to", type=Path, help="an existing summary to add the section to")
-    parser.add_argument("--prm-aggregation", default="prod", choices=list(STEP_AGGREGATIONS),
-                        help="the step aggregation that stands for each PRM")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level for the rank correlation")
+    parser.add_argument("--out", required=True, type=Path,
+                        help="Markdown file to write (e.g. results/rewardmath/summary.md)")
+    parser.add_argument("--prm-aggregation", default=schema_default("rewardmath.prm_aggregation"),
+                        choices=list(STEP_AGGREGATIONS), help="the step aggregation that stands for each PRM")
+    parser.add_argument("--alpha", type=float, default=schema_default("stats.alpha"),
+                        help="significance level for the rank correlation (default: stats.alpha's)")
     return parser
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
-    section = render(read_points(args.table), args.prm_aggregation, args.alpha)
-    if args.append_to:
-        append_section(args.append_to, section)
-        print(f"rewardmath-summary: added the RewardMATH section to {args.append_to}")
-    else:
-        from rmeval.io.atomic import write_text_atomic
+    from rmeval.io.atomic import write_text_atomic
 
-        write_text_atomic(section, args.out)
-        print(f"rewardmath-summary: wrote {args.out}")
+    args = build_parser().parse_args(argv)
+    write_text_atomic(render(read_points(args.table), args.prm_aggregation, args.alpha), args.out)
+    print(f"rewardmath-summary: wrote {args.out}")
     return 0

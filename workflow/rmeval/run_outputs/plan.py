@@ -1,0 +1,88 @@
+"""What the run-level rules (workflow/rules/run.smk) pass, planned once from the config at Snakefile parse time.
+
+Their inputs are the files each enabled benchmark's providers read (its catalogue's `reproduction_inputs` /
+`summary_inputs`, its `published` files) and the run-level files the summary cites; their settings are one
+`--settings` JSON each (rmeval.cli_settings): the enabled benchmarks, the run's alpha (stats.alpha) and each
+benchmark's `run_settings` read from the config. Light on purpose (no pandas): the Snakefile imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rmeval.benchmarks import all_benchmarks
+from rmeval.benchmarks.catalogue import Benchmark
+from rmeval.cli_settings import settings_json
+from rmeval.run_outputs.catalogue import RUN, SUMMARY_RULE
+from rmeval.run_outputs.report import report_sections
+
+ALPHA_KEY = "stats.alpha"  # the run's significance level: every verdict and summary sentence uses it
+
+
+def config_value(config: Mapping[str, Any], dotted_key: str) -> Any:
+    """config["a"]["b"] for "a.b" (the Snakefile has filled in the schema's defaults)."""
+    value: Any = config
+    for part in dotted_key.split("."):
+        value = value[part]
+    return value
+
+
+@dataclass(frozen=True)
+class RunOutputsPlan:
+    benchmarks: tuple[Benchmark, ...]  # the enabled ones, in catalogue order
+    alpha: float
+    options: Mapping[str, Mapping[str, Any]]  # benchmark -> its run_settings' values
+    repository: Path  # the published-values files are relative to it
+    report_sections: tuple[str, ...]  # for the report's front page (rmeval.run_outputs.report)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], repository: Path) -> RunOutputsPlan:
+        benchmarks = tuple(bench for bench in all_benchmarks() if bench.enabled(config))
+        options = {bench.name: {option: config_value(config, key) for option, key in bench.run_settings.items()}
+                   for bench in benchmarks if bench.run_settings}
+        sections = report_sections(config, repository / "workflow" / "report")
+        return cls(benchmarks, float(config_value(config, ALPHA_KEY)), options, repository, tuple(sections))
+
+    def _with(self, provider: str) -> list[Benchmark]:
+        return [bench for bench in self.benchmarks if getattr(bench, provider) is not None]
+
+    def _published(self, bench: Benchmark) -> list[str]:
+        return [str(self.repository / path) for path in bench.published]
+
+    @property
+    def reproduction_inputs(self) -> dict[str, str | list[str]]:
+        """Rule run_reproduction's `input:`: each provider's tables (`<benchmark>_<key>`) and published files."""
+        inputs: dict[str, str | list[str]] = {}
+        for bench in self._with("reproduction"):
+            inputs.update({f"{bench.name}_{key}": bench.get(key).path for key in bench.reproduction_inputs})
+            if bench.published:
+                inputs[f"{bench.name}_published"] = self._published(bench)
+        return inputs
+
+    @property
+    def summary_inputs(self) -> dict[str, str]:
+        """Rule run_summary's `input:`: each provider's tables and the run-level files the summary cites."""
+        inputs = {f"{bench.name}_{key}": bench.get(key).path
+                  for bench in self._with("summary_section") for key in bench.summary_inputs}
+        for key in RUN.of_rule(SUMMARY_RULE)[0].inputs:
+            inputs[key] = RUN.get(key).path
+        return inputs
+
+    def _settings(self, provider: str, **extra: Any) -> str:
+        names = [bench.name for bench in self._with(provider)]
+        return settings_json({"benchmarks": names, "alpha": self.alpha,
+                              "options": {name: dict(self.options[name]) for name in names if name in self.options},
+                              **extra})
+
+    @property
+    def reproduction_settings(self) -> str:
+        """`rmeval run-reproduction --settings`: the published files too, exactly the rule's inputs."""
+        published = [f"{bench.name}={path}" for bench in self._with("reproduction") for path in self._published(bench)]
+        return self._settings("reproduction", published=published)
+
+    @property
+    def summary_settings(self) -> str:
+        return self._settings("summary_section")

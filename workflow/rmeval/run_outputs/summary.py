@@ -1,0 +1,49 @@
+"""`rmeval run-summary`: the run's one-page summary in plain words, `results/summary.md`.
+
+Each benchmark named by `--benchmarks` that declares a `summary_section` provider (its catalogue) writes its own
+Markdown section from its own tables; the sections follow one another in the order given (the catalogue's), one
+blank line apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from rmeval.benchmarks.catalogue import import_target
+from rmeval.errors import RmevalError
+from rmeval.run_outputs.catalogue import RUN
+from rmeval.run_outputs.context import add_arguments, contexts
+
+
+def compose(sections: Sequence[str]) -> str:
+    """The summary: each section without its trailing blank lines, one blank line between them."""
+    return "\n\n".join(section.rstrip("\n") for section in sections) + "\n"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from rmeval.cli_settings import add_settings_argument
+
+    parser = argparse.ArgumentParser(prog="rmeval run-summary", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="Markdown file to write (default: the catalogued one under --root, results/summary.md)")
+    add_settings_argument(parser)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    from rmeval.cli_settings import parse_args
+    from rmeval.io.atomic import write_text_atomic
+
+    args = parse_args(build_parser(), argv)
+    chosen = contexts(args, "summary_section")
+    if not chosen:
+        raise RmevalError(f"--benchmarks: none of {', '.join(args.benchmarks)} has a summary section")
+    sections = [import_target(bench.summary_section)(context) for bench, context in chosen]
+    out = args.out or args.root / RUN.get("summary").path
+    write_text_atomic(compose(sections), out)
+    print(f"rmeval run-summary: wrote {out} ({', '.join(bench.name for bench, _ in chosen)})")
+    return 0

@@ -1,0 +1,54 @@
+# Run-level outputs: the files that belong to the whole run, each gathered from every enabled benchmark's own part
+# (rmeval.run_outputs): the reproduction table (our numbers beside the published ones), results/summary.md and the
+# report's front-page sections. Which files each benchmark's part reads and the rules' settings are planned once in
+# rmeval.run_outputs.plan from the benchmarks' catalogues; the files written are declared in
+# rmeval.run_outputs.catalogue. No benchmark is named here.
+from rmeval.run_outputs.plan import RunOutputsPlan
+from rmeval.run_outputs.report import SECTIONS_KEY as REPORT_SECTIONS_KEY
+
+RUN_OUTPUTS = RunOutputsPlan.from_config(config, REPOSITORY)
+
+# The report's front page (workflow/report/workflow.rst) is rendered with Jinja and sees only `snakemake.config`:
+# the enabled benchmarks' sections reach it there. Set after common.smk has hashed the config for the lock.
+config[REPORT_SECTIONS_KEY] = list(RUN_OUTPUTS.report_sections)
+
+
+rule run_reproduction:
+    input:
+        **RUN_OUTPUTS.reproduction_inputs,
+    output:
+        **run_rule_outputs("run_reproduction"),
+    params:
+        # the enabled benchmarks, stats.alpha, the published-values files (the inputs above), their options
+        settings=RUN_OUTPUTS.reproduction_settings,
+    localrule: True
+    log:
+        "logs/run_reproduction.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval run-reproduction --settings {params.settings:q} > {log:q} 2>&1"
+
+
+rule run_summary:
+    input:
+        **RUN_OUTPUTS.summary_inputs,
+    output:
+        **run_rule_outputs("run_summary"),
+    params:
+        settings=RUN_OUTPUTS.summary_settings,
+    localrule: True
+    log:
+        "logs/run_summary.log",
+    benchmark:
+        benchmark_file("run_summary.tsv")
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval run-summary --settings {params.settings:q} > {log:q} 2>&1"
