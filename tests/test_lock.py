@@ -442,8 +442,8 @@ def tally_first(monkeypatch):
     module.BENCHMARK = Benchmark(name="tally", title="Tally", rule_file="workflow/rules/tally.smk", outputs=(),
                                  lock_section=f"{module.__name__}:LOCK_SECTION")
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setattr(rmeval.benchmarks, "BENCHMARK_MODULES",
-                        {"tally": module.__name__, **rmeval.benchmarks.BENCHMARK_MODULES})
+    found = rmeval.benchmarks.catalogue()
+    monkeypatch.setattr(rmeval.benchmarks, "catalogue", lambda: {"tally": module.BENCHMARK, **found})
     return module.LOCK_SECTION
 
 

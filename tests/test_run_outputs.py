@@ -10,7 +10,7 @@ import types
 from pathlib import Path
 
 import pytest
-from rmeval.benchmarks import BENCHMARK_MODULES
+import rmeval.benchmarks
 from rmeval.benchmarks.catalogue import Benchmark, Output
 from rmeval.cli import main as rmeval_main
 from rmeval.errors import RmevalError
@@ -50,19 +50,13 @@ def zeta_part(context: run_context.RunContext) -> ReproductionPart:
 
 @pytest.fixture
 def fake_catalogue(monkeypatch: pytest.MonkeyPatch):
-    """BENCHMARK_MODULES holds only the two fakes, in the order zeta, eta (restored afterwards, in its order)."""
-    real = dict(BENCHMARK_MODULES)
+    """The catalogue holds only the two fakes, in the order zeta, eta."""
     for bench in (ZETA, ETA):
         module = types.ModuleType(f"fake_{bench.name}_catalogue")
         module.BENCHMARK = bench
         monkeypatch.setitem(sys.modules, module.__name__, module)
-    BENCHMARK_MODULES.clear()
-    BENCHMARK_MODULES.update({"zeta": "fake_zeta_catalogue", "eta": "fake_eta_catalogue"})
-    try:
-        yield
-    finally:
-        BENCHMARK_MODULES.clear()
-        BENCHMARK_MODULES.update(real)
+    monkeypatch.setattr(rmeval.benchmarks, "catalogue", lambda: {"zeta": ZETA, "eta": ETA})
+    yield
 
 
 def _config(eta: bool) -> dict:

@@ -165,21 +165,3 @@ def preflight_plan():
 def preflight_pending(rules, model):
     """The dry run's stand-in for the DAG: would a job of `rules` (for `model`) run? Some output is missing."""
     return any(not Path(path).exists() for path in PLAN.pending_outputs(rules, model))
-
-
-# TEMP (replaced by the run-level outputs): the fairness summary/reproduction rules' RewardMATH parts.
-from rmeval.benchmarks.fairness import plan as fairness_plan
-
-
-def published_values():
-    return [str(REPOSITORY / path) for path in fairness_plan.PUBLISHED_VALUES]
-
-
-def rewardmath_table(key):
-    return lambda wildcards: [benchmark("rewardmath").get(key).path] if "rewardmath" in PLAN.benchmarks else []
-
-
-def rewardmath_summary_step(tables, summary):
-    if not tables:
-        return ""
-    return fairness_plan.rewardmath_summary_step(tables, summary, PLAN.own("rewardmath").prm_aggregation)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rmeval.benchmarks import BENCHMARK_MODULES, benchmark
+from rmeval.benchmarks import benchmark, catalogue
 from rmeval.benchmarks.catalogue import Benchmark
 from rmeval.errors import RmevalError
 
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every run-level command takes (the rule passes them as one --settings JSON)."""
     from rmeval.config_check import schema_default
 
-    parser.add_argument("--benchmarks", required=True, nargs="+", choices=list(BENCHMARK_MODULES),
+    parser.add_argument("--benchmarks", required=True, nargs="+", choices=list(catalogue()),
                         help="the run's enabled benchmarks, in catalogue order")
     parser.add_argument("--root", type=Path, default=Path("."),
                         help="the run directory its files are read from (default: the working directory)")
