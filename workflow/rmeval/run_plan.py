@@ -35,15 +35,11 @@ def config_path(value: str, repo: Path, workdir: Path | None = None) -> str:
 # ----------------------------------------------------------------------------- arXiv stage
 @dataclass(frozen=True)
 class ArxivPlan:
-    """The `arxiv:` settings each command gets as JSON (a rule param: a change re-runs the job)."""
+    """The `--settings` JSON each arXiv command gets (a rule param: a change re-runs the job)."""
 
     snapshot: str | None  # the located snapshot the fetch reads (source snapshot only)
     fetch_json: str
     select_json: str
-
-
-# allow_fewer only concerns select; select needs no more than these.
-SELECT_KEYS = ("papers_per_group", "seed", "allow_fewer", "candidate_factor", "categories_table")
 
 
 def _settings_json(settings: Mapping[str, Any]) -> str:
@@ -58,11 +54,15 @@ def arxiv_settings_json(arxiv: Mapping[str, Any], snapshot: str | None) -> str:
 
 
 def plan_arxiv(arxiv: Mapping[str, Any], locate: Locate) -> ArxivPlan:
+    from rmeval.benchmarks.fairness.arxiv.cli_fetch import fetch_settings
+    from rmeval.benchmarks.fairness.arxiv.cli_select import select_settings
+    from rmeval.cli_settings import settings_json
+
     snapshot = locate(arxiv["snapshot"]) if arxiv["source"] == "snapshot" and arxiv.get("snapshot") else None
     return ArxivPlan(
         snapshot=snapshot,
-        fetch_json=arxiv_settings_json(arxiv, snapshot),
-        select_json=_settings_json({k: arxiv[k] for k in SELECT_KEYS if k in arxiv}),
+        fetch_json=settings_json(fetch_settings(arxiv, snapshot)),
+        select_json=settings_json(select_settings(arxiv)),
     )
 
 
