@@ -68,18 +68,24 @@ def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse
             action.required = True
 
 
+def _typed(kind: Any, value: Any) -> Any:
+    """`kind(value)`, refusing what a flag's text would not give: int(1.5) cuts where int("1.5") refuses."""
+    typed = kind(value)
+    if isinstance(value, float) and isinstance(typed, int) and typed != value:
+        raise ValueError("not an integer")
+    return typed
+
+
 def _value(prog: str, action: argparse.Action, dest: str, value: Any) -> Any:
     """`value` as the option's flag would give it (its type applied, its choices checked); an error names `dest`."""
     where = f"{prog} {SETTINGS_FLAG}: {dest}"
     if action.nargs == 0 and value is not None and not isinstance(value, bool):  # a switch (--compile)
         raise RmevalError(f"{where}: expected true or false, got {value!r}")
     try:
-        if action.type is int and isinstance(value, float) and not value.is_integer():
-            raise ValueError("not an integer")  # int() would cut it, where the flag's text is refused
         if value is not None and action.type is not None and not isinstance(value, (list, dict, bool)):
-            value = action.type(value)
+            value = _typed(action.type, value)
         elif isinstance(value, list) and action.type is not None:
-            value = [action.type(item) for item in value]
+            value = [_typed(action.type, item) for item in value]
     except (TypeError, ValueError, argparse.ArgumentTypeError) as error:
         raise RmevalError(f"{where}: {value!r} is not what the option takes ({error})") from error
     if action.choices is not None and value is not None:
