@@ -47,7 +47,8 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
 
 
 def arxiv_settings_json(arxiv: Mapping[str, Any], snapshot: str | None) -> str:
-    """The `arxiv:` mapping for `--config-json` of the fetch (and of `lock rebuild`), the snapshot located."""
+    """The `arxiv:` mapping for `rmeval lock rebuild --config-json`, the snapshot located (the fetch and select get
+    `--settings`: plan_arxiv)."""
     return _settings_json(
         {**{k: v for k, v in arxiv.items() if k != "allow_fewer"}, **({"snapshot": snapshot} if snapshot else {})}
     )
