@@ -17,9 +17,11 @@ import pandas as pd
 import pytest
 from rmeval.benchmarks.fairness.arxiv.api import ApiFetcher, ApiSettings, build_query
 from rmeval.benchmarks.fairness.arxiv.categories import load_table, resolve_group
+from rmeval.benchmarks.fairness.arxiv.cli_fetch import fetch_settings
 from rmeval.benchmarks.fairness.arxiv.collect import DateWindow
 from rmeval.benchmarks.fairness.arxiv.fetch import fetch_candidates
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
+from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
 from workflow_helpers import PAPER_GROUPS
 
@@ -210,19 +212,17 @@ def test_persistent_failure_and_refused_query_are_clear_errors(pages_2026, tmp_p
 def test_resume_after_the_process_is_killed_between_pages(pages_2026, tmp_path):
     cache = tmp_path / "cache"
     with ReplayServer(pages_2026) as server:
-        config = json.dumps(
-            {
-                "source": "api",
-                "papers_per_group": 1000,
-                "api": {
-                    "base_url": server.url,
-                    "page_size": 10,
-                    "delay_seconds": 2.0,
-                    "max_results": 50,
-                    "cache_dir": str(cache),
-                },
-            }
-        )
+        arxiv = {
+            "source": "api",
+            "papers_per_group": 1000,
+            "api": {
+                "base_url": server.url,
+                "page_size": 10,
+                "delay_seconds": 2.0,
+                "max_results": 50,
+                "cache_dir": str(cache),
+            },
+        }
         argv = [
             sys.executable,
             "-m",
@@ -234,8 +234,8 @@ def test_resume_after_the_process_is_killed_between_pages(pages_2026, tmp_path):
             "cs",
             "--out-dir",
             str(tmp_path / "out"),
-            "--config-json",
-            config,
+            "--settings",
+            settings_json(fetch_settings(arxiv, None)),
         ]
         process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
@@ -247,7 +247,7 @@ def test_resume_after_the_process_is_killed_between_pages(pages_2026, tmp_path):
         assert server.starts() == [0, 10]
         assert not (tmp_path / "out" / "computer_science.candidates.parquet").exists()
 
-        settings = ArxivSettings.from_mapping(json.loads(config))
+        settings = ArxivSettings.from_mapping(arxiv)
         settings.api.delay_seconds = 0.05
         summary = fetch_candidates("computer_science", ["cs"], settings, tmp_path / "out")
     assert server.starts() == [0, 10, 20, 30, 40]  # nothing fetched twice

@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from rmeval.benchmarks.fairness.arxiv.cli_fetch import fetch_settings
+from rmeval.benchmarks.fairness.arxiv.cli_select import select_settings
 from rmeval.benchmarks.fairness.arxiv.fetch import fetch_candidates
 from rmeval.benchmarks.fairness.arxiv.records import canonical_id, normalize_text
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.cli import main as rmeval_main
+from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
 from workflow_helpers import PAPER_GROUPS
 
@@ -244,8 +247,10 @@ def test_cli_fetch_reports_user_errors(tmp_path, capsys):
     args = ["arxiv-fetch", "--group", "cs", "--categories", "cs", "--snapshot", str(tmp_path / "none.jsonl")]
     assert rmeval_main(args + ["--out-dir", str(tmp_path)]) == 2
     assert "snapshot file not found" in capsys.readouterr().err
-    assert rmeval_main(args + ["--config-json", '{"papers_per_group": "many"}']) == 2
-    assert "arxiv.papers_per_group: expected an integer" in capsys.readouterr().err
+    assert rmeval_main(args + ["--settings", '{"papers_per_group": "many"}']) == 2
+    assert "arxiv-fetch --settings: papers_per_group: 'many' is not what the option takes" in capsys.readouterr().err
+    assert rmeval_main(args + ["--settings", '{"papers_per_group": 0}']) == 2
+    assert "arxiv.papers_per_group: must be at least 1, got 0" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- the shared arXiv data
@@ -271,7 +276,7 @@ def build_shared_snapshot(shared_data: Path, out: Path) -> Path:
 
 def test_shared_data_all_groups_end_to_end(shared_data, tmp_path):
     snap = build_shared_snapshot(shared_data, tmp_path / "shared.jsonl")
-    config = json.dumps({"source": "snapshot", "snapshot": str(snap), "papers_per_group": 30})
+    arxiv = {"source": "snapshot", "snapshot": str(snap), "papers_per_group": 30}
     for group, categories in PAPER_GROUPS.items():
         argv = [
             "arxiv-fetch",
@@ -282,9 +287,10 @@ def test_shared_data_all_groups_end_to_end(shared_data, tmp_path):
             "--out-dir",
             str(tmp_path / "arxiv"),
         ]
-        assert rmeval_main(argv + ["--config-json", config]) == 0
+        assert rmeval_main(argv + ["--settings", settings_json(fetch_settings(arxiv, None))]) == 0
     argv = ["arxiv-select", "--groups", *PAPER_GROUPS, "--candidates-dir", str(tmp_path / "arxiv")]
-    assert rmeval_main(argv + ["--out-dir", str(tmp_path / "data"), "--config-json", config]) == 0
+    assert rmeval_main(argv + ["--out-dir", str(tmp_path / "data"), "--settings",
+                               settings_json(select_settings(arxiv))]) == 0
 
     systems = read_summary(tmp_path / "arxiv", "systems_science")
     assert systems["counts"]["no_categories"] == 23  # the q-bio rows with no primary category

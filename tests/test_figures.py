@@ -6,6 +6,7 @@ a mean near zero), eight groups with unequal sizes, and a model without a Reward
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ from rmeval.benchmarks.fairness.figures.inputs import (
     read_gap,
     read_group_means,
     read_rank_points,
+    read_stats_record,
     table_paths,
 )
 from rmeval.cli import main as rmeval_main
@@ -128,12 +130,21 @@ def write_fixture_tables(tables: Path, with_ranks: bool = True) -> dict[str, Pat
         "gap": tables / "table7_gap.csv",
         "adjusted": tables / "adjusted_group_means.csv",
         "rank_points": tables / "rank_vs_fairness_points.csv",
+        "record": tables / "fairness_stats.json",
     }
+    write_record(paths["record"], alpha=0.05)
     group_means.to_csv(paths["group_means"], index=False)
     pd.DataFrame(gaps).to_csv(paths["gap"], index=False)
     pd.DataFrame(adjusted).to_csv(paths["adjusted"], index=False)
     pd.DataFrame(points).to_csv(paths["rank_points"], index=False)
     return paths
+
+
+def write_record(path: Path, alpha: float) -> dict:
+    """The part of fairness-stats' run record the figures read: the alpha the tables used."""
+    record = {"settings": {"alpha": alpha, "bootstrap": 2000, "permutations": 2000, "seed": 0}}
+    path.write_text(json.dumps(record))
+    return record
 
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -220,7 +231,9 @@ def test_a_table_can_be_read_from_elsewhere_by_its_catalogue_key(tables: Path, t
     elsewhere.write_bytes((tables / "table7_gap.csv").read_bytes())
     argv = ["fairness-figures", "--tables", str(tmp_path / "none"), "--out", str(tmp_path / "figures"),
             "--dpi", "60", "--figures", "fig_gap_forest"]
-    assert rmeval_main([*argv, "--table", f"table7={elsewhere}"]) == 0
+    assert rmeval_main([*argv, "--table", f"table7={elsewhere}"]) == 2  # the run record is not there
+    record = f"record={tables / 'fairness_stats.json'}"
+    assert rmeval_main([*argv, "--table", f"table7={elsewhere}", "--table", record]) == 0
     assert (tmp_path / "figures" / "fig_gap_forest.pdf").is_file()
     with pytest.raises(RmevalError, match=r"--table 'gap=.*': expected KEY=PATH with KEY one of group_means, table7"):
         cli_main([*argv[1:], "--table", f"gap={elsewhere}"])
@@ -277,7 +290,7 @@ def test_fig3_marks_a_model_with_equal_group_means_as_undefined(tables: Path) ->
 
 def test_gap_forest_orders_models_and_annotates_groups_p_and_nmgd(tables: Path) -> None:
     gap = read_gap(tables / "table7_gap.csv")
-    figure = gap_forest.draw(gap)
+    figure = gap_forest.draw(gap, read_stats_record(tables / "fairness_stats.json"))
     axes = figure.axes[0]
     order = [label.get_text() for label in axes.get_yticklabels()]
     expected_order = list(gap.sort_values("scale_free_gap")["model"])  # largest gap drawn on top
@@ -290,13 +303,26 @@ def test_gap_forest_orders_models_and_annotates_groups_p_and_nmgd(tables: Path) 
     markers = {container.lines[0].get_marker() for container in axes.containers}
     assert markers == {"s", "o"}  # significant squares and a non-significant circle
     assert axes.get_xlim()[0] == 0.0
+    assert "permutation p < 0.05;" in axes.get_title(loc="left")
+
+
+def test_gap_forest_marks_significance_at_the_records_alpha(tables: Path, tmp_path: Path) -> None:
+    gap = read_gap(tables / "table7_gap.csv")
+    # p = 0.31 for near-zero-rm: a square only once alpha is above it
+    for alpha, squares in ((0.0001, 0), (0.05, 2), (0.5, 3)):
+        axes = gap_forest.draw(gap, write_record(tmp_path / "record.json", alpha)).axes[0]
+        assert sum(container.lines[0].get_marker() == "s" for container in axes.containers) == squares, alpha
+        assert f"(squares: permutation p < {alpha:g}; circles" in axes.get_title(loc="left")
+    (tmp_path / "record.json").write_text(json.dumps({"settings": {}}))
+    with pytest.raises(RmevalError, match=r"record.json: settings.alpha must be a number in \(0, 1\), got None"):
+        read_stats_record(tmp_path / "record.json")
 
 
 def test_gap_forest_flags_unstable_nmgd(tables: Path, tmp_path: Path) -> None:
     gap = pd.read_csv(tables / "table7_gap.csv")
     gap["nmgd_unstable"] = gap["model"] == "near-zero-rm"
     gap.to_csv(tmp_path / "gap.csv", index=False)
-    texts = figure_texts(gap_forest.draw(read_gap(tmp_path / "gap.csv")))
+    texts = figure_texts(gap_forest.draw(read_gap(tmp_path / "gap.csv"), {"settings": {"alpha": 0.05}}))
     assert sum("unstable: mean reward near 0" in text for text in texts) == 1
 
 
@@ -419,6 +445,7 @@ def test_bad_tables_fail_with_a_message_naming_file_and_row(
     ):
         frame = pd.read_csv(tables / name)
         (edit(frame) if name == table else frame).to_csv(broken / name, index=False)
+    (broken / "fairness_stats.json").write_bytes((tables / "fairness_stats.json").read_bytes())
     out = tmp_path / "figures"
     assert rmeval_main(["fairness-figures", "--tables", str(broken), "--out", str(out)]) == 2
     error = capsys.readouterr().err

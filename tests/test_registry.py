@@ -241,9 +241,19 @@ def test_inline_config_models_are_checked_by_the_same_entry_schema():
     config = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
     config["models"].append({"name": "mine", "path": "org/rm", "dtype": "float16", "resources": {"gpu": 0}})
     config["rewardmath"] = {"enabled": True, "models": [{"name": "prm", "path": "org/prm", "adapter": "prm"}]}
+    written = copy.deepcopy(config)
     ours = copy.deepcopy(config)
     check_config(ours, config_schema())
     validate(config, str(schema_path))  # snakemake follows the $ref into models.schema.yaml
+    # snakemake also fills each entry's defaults; ours keeps an entry as written (models.schema.yaml's
+    # x-fill-defaults: false: the lock hashes the config), and ModelSpec applies the same defaults
+    for filled, kept in ((config["models"], ours["models"]),
+                         (config["rewardmath"]["models"], ours["rewardmath"]["models"])):
+        for theirs, mine in zip(filled, kept, strict=True):
+            assert isinstance(theirs, str) or spec_from_mapping(theirs, "filled") == spec_from_mapping(mine, "kept")
+    assert config["models"][-1]["resources"]["mem_mb"] == ModelResources().mem_mb
+    assert ours["models"] == written["models"] and ours["rewardmath"]["models"] == written["rewardmath"]["models"]
+    config["models"], config["rewardmath"]["models"] = ours["models"], ours["rewardmath"]["models"]
     assert ours == config
     config["models"][-1]["resources"] = {"gpus": 0}
     config["rewardmath"]["models"][0]["max_lenght"] = 10

@@ -93,11 +93,11 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
         "    input:\n"
         "        rules.fairness_figures.output,\n"
         "    default_target: True\n\n\n"
-        "rule stage_table:\n"
+        "rule stage_table:\n"  # the tables and the run record (fairness_stats.json: the gap forest's alpha)
         "    input:\n"
-        '        "fixtures/{name}.csv",\n'
+        '        "fixtures/{name}",\n'
         "    output:\n"
-        '        "results/tables/{name}.csv",\n'
+        '        "results/tables/{name}",\n'
         "    log:\n"
         '        "logs/stage_{name}.log",\n'
         "    shell:\n"

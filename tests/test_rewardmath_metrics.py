@@ -59,7 +59,7 @@ def test_non_finite_scores_name_the_problem(bad):
 
 def test_summary_percentages_and_n():
     problems = [_problem(2, [1, 1]), _problem(1, [1, 0]), _problem(0, [1, 2])]
-    summary = summarize(problems, n_bootstrap=0)
+    summary = summarize(problems, n_bootstrap=0, seed=0)
     assert summary.n == 3
     assert summary.accuracy == pytest.approx(100 / 3)
     assert summary.mrr == pytest.approx(100 * (1 + 1 / 2 + 1 / 3) / 3)
@@ -105,7 +105,7 @@ def test_geometric_mean_of_negative_product_is_an_error():
 
 def test_rewardbench_pairwise_accuracy_counts_ties_as_failures():
     pairs = [PairScores("a", 1.0, 0.0), PairScores("b", 0.0, 0.0), PairScores("c", -1.0, 2.0), PairScores("d", 3, 1)]
-    n, accuracy, _ = pairwise_accuracy(pairs, n_bootstrap=10)
+    n, accuracy, _ = pairwise_accuracy(pairs, n_bootstrap=10, seed=0)
     assert (n, accuracy) == (4, 50.0)
 
 
@@ -157,7 +157,7 @@ def test_official_files_match_the_official_definitions(shared_data, stem, aggreg
     if expected is not None:
         assert official == expected
     setup = next(s for s in read_rewardmath_file(path) if s.aggregation == aggregation)
-    summary = summarize(setup.problems, n_bootstrap=0)
+    summary = summarize(setup.problems, n_bootstrap=0, seed=0)
     assert summary.n == len(rows)
     assert (round(summary.accuracy, 2), round(summary.mrr, 2)) == official
 
@@ -169,7 +169,7 @@ def test_every_shared_official_file_and_aggregation(shared_data):
     for path in files:
         rows = json.loads(path.read_text())
         for setup in read_rewardmath_file(path):
-            summary = summarize(setup.problems, n_bootstrap=0)
+            summary = summarize(setup.problems, n_bootstrap=0, seed=0)
             official = _official_metrics(rows, setup.aggregation)
             assert (round(summary.accuracy, 2), round(summary.mrr, 2)) == official, (path.stem, setup.aggregation)
             checked += 1

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from rmeval.benchmarks.fairness.planner import plan_arxiv
+from rmeval.cli_settings import settings_json
 from rmeval.config_check import check_config, config_schema
 from rmeval.errors import RmevalError
 from rmeval.lock.lockfile import Lock, ModelLock, config_sha256
@@ -54,12 +55,12 @@ def test_arxiv_commands_get_the_filled_section_as_json():
     config = filled(arxiv={"source": "snapshot", "snapshot": "inputs/snap.jsonl.gz", "allow_fewer": "keep"})
     plan = plan_arxiv(config["arxiv"], lambda value: f"/located/{value}")
     assert plan.snapshot == "/located/inputs/snap.jsonl.gz"
-    fetch = json.loads(plan.fetch_json)
+    fetch = json.loads(plan.fetch_json)  # `--settings` of arxiv-fetch: its option dests (arxiv.api.* unprefixed)
     assert "allow_fewer" not in fetch and fetch["snapshot"] == plan.snapshot
-    assert fetch["api"]["page_size"] == 200 and fetch["papers_per_group"] == 50
+    assert fetch["page_size"] == 200 and fetch["papers_per_group"] == 50 and "api" not in fetch
     assert json.loads(plan.select_json) == {"papers_per_group": 50, "seed": 0, "allow_fewer": "keep",
                                             "candidate_factor": 2.0, "categories_table": None}
-    assert plan.fetch_json == json.dumps(fetch, sort_keys=True)  # canonical: the same settings, the same param
+    assert plan.fetch_json == settings_json(fetch)  # canonical: the same settings, the same param
 
 
 def test_api_source_reads_no_snapshot_even_when_one_is_named():

@@ -1,19 +1,27 @@
-"""Each default is written once, in workflow/schemas/config.schema.yaml: the schema fills it into the config (also
-when validation is skipped), and every settings dataclass or command-line default that stands for a config key
-equals the schema's value, so `rmeval <command>` run by hand behaves like the workflow."""
+"""Each default is written once: run settings in workflow/schemas/config.schema.yaml, model entries in
+workflow/schemas/models.schema.yaml. The schema fills the config (also when validation is skipped); the settings
+dataclasses, ModelSpec and every command-line option that stands for a config key take their defaults from it,
+so `rmeval <command>` run by hand behaves like the workflow. The options are found by walking each command's
+parser, not listed here."""
 
 from __future__ import annotations
 
+import argparse
 import copy
-import importlib
-from dataclasses import MISSING, fields
+import json
+from dataclasses import MISSING, asdict, fields
 from typing import Any
 
 import pytest
+from rmeval import cli_settings
+from rmeval.benchmarks.catalogue import import_target
 from rmeval.benchmarks.fairness.arxiv.api import ApiSettings
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
-from rmeval.config_check import check_config, fill_defaults, load_schema
+from rmeval.cli import COMMANDS
+from rmeval.config_check import check_config, fill_defaults, load_schema, schema_default
 from rmeval.errors import RmevalError
+from rmeval.models.catalogue import ADAPTERS
+from rmeval.registry import MODELS_SCHEMA, ModelResources, ModelSpec
 from rmeval.scoring import cli as score_cli
 from rmeval.scoring.engine import EngineSettings
 from rmeval.scoring.job import JobRequest
@@ -24,6 +32,29 @@ SCHEMA = load_schema(REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml")
 # The fewest keys a config must set; everything else comes from the schema.
 REQUIRED_ONLY = {"groups": PAPER_GROUPS, "arxiv": {"source": "api"}, "models": ["Skywork-Reward-V2-Qwen3-0.6B"]}
 
+# The commands that take `--settings`, and the config sections their options stand for ("" = the top level).
+SETTINGS_SECTIONS: dict[str, tuple[str, ...]] = {
+    "arxiv-fetch": ("arxiv", "arxiv.api"),
+    "arxiv-select": ("arxiv",),
+    "score": ("scoring",),
+    "download-model": (),
+    "fairness-stats": ("stats", ""),
+    "fairness-figures": ("figures",),
+    "rewardmath-prepare": ("rewardmath",),
+    "rewardmath-positions": ("rewardmath",),
+    "rewardmath-metrics": ("rewardmath",),
+    "rewardmath-export": ("rewardmath",),
+    "rewardmath-figures": ("rewardmath",),
+}
+# Options named like a config key whose default differs from the schema's on purpose, and why.
+DIFFERENT_ON_PURPOSE = {
+    ("score", "threads"): "None: torch's own thread count by hand; the rule passes its `threads:`",
+    ("score", "server"): "None: decided by where the job runs (rmeval.scoring.cli.wants_server)",
+    ("fairness-stats", "registry"): "None: config/models.yaml when it exists, else no ranks",
+    ("rewardmath-prepare", "rewardbench_source"): "none: a run by hand downloads nothing it was not asked for",
+    ("rewardmath-metrics", "models"): "another meaning: the score folders to read, not model entries",
+}
+
 
 def schema_filled() -> dict[str, Any]:
     config = copy.deepcopy(REQUIRED_ONLY)
@@ -31,12 +62,46 @@ def schema_filled() -> dict[str, Any]:
     return config
 
 
-def parser_default(module: str, flag: str) -> Any:
-    parser = importlib.import_module(module).build_parser()
-    action = next(a for a in parser._actions if flag in a.option_strings)
-    return action.default
+class _Parsed(Exception):
+    """Raised by the stand-in for cli_settings.parse_args: the command built its parser and stopped there."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__(parser.prog)
+        self.parser = parser
 
 
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """The parser `rmeval <name>` hands to cli_settings.parse_args (a command that does not use it fails here)."""
+
+    def stop(parser: argparse.ArgumentParser, argv: Any) -> argparse.Namespace:
+        raise _Parsed(parser)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cli_settings, "parse_args", stop)
+        with pytest.raises(_Parsed) as parsed:
+            import_target(COMMANDS[name][0])([])
+    return parsed.value.parser
+
+
+def options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The first action of each option dest (`--server` / `--no-server` share one; the first gives the default),
+    help and --settings aside."""
+    unique = {action.dest: action for action in reversed(parser._actions)}
+    return [action for dest, action in reversed(unique.items()) if dest not in ("help", "settings")]
+
+
+def schema_node(sections: tuple[str, ...], dest: str) -> tuple[str, dict[str, Any]] | None:
+    """(dotted key, schema node) of the first section that has a key named `dest`."""
+    for section in sections:
+        node: Any = SCHEMA
+        for part in filter(None, section.split(".")):
+            node = node["properties"][part]
+        if dest in node.get("properties", {}):
+            return f"{section}.{dest}".lstrip("."), node["properties"][dest]
+    return None
+
+
+# ----------------------------------------------------------------------------- the schema fills the config
 def test_defaults_fill_every_section_and_nested_mapping():
     config = schema_filled()
     assert config["scoring"] == {"compile": False, "threads": 2, "token_budget": None, "max_batch_rows": 64,
@@ -66,36 +131,120 @@ def test_fill_defaults_fills_without_judging_for_skip_validation():
     assert broken["stats"]["bootstrap"] == 2000
 
 
-def test_scoring_settings_defaults_are_the_schemas():
-    scoring = schema_filled()["scoring"]
-    assert {f.name for f in fields(ScoringSettings)} == set(scoring)
-    assert ScoringSettings.from_mapping(scoring) == SCORING_DEFAULTS == ScoringSettings()
+def test_model_entries_in_a_config_stay_as_written():
+    inline = {"name": "mine", "path": "org/rm", "resources": {"gpu": 0}}
+    config = copy.deepcopy(REQUIRED_ONLY) | {"models": [copy.deepcopy(inline)]}
+    check_config(config, SCHEMA)  # models.schema.yaml: x-fill-defaults: false (the lock hashes the config)
+    assert config["models"] == [inline]
 
 
-def test_score_command_and_job_defaults_are_the_schemas():
-    scoring = schema_filled()["scoring"]
-    for flag, key in (("--max-batch-rows", "max_batch_rows"), ("--checkpoint-every", "checkpoint_every"),
-                      ("--token-budget", "token_budget"), ("--compile", "compile")):
-        assert parser_default("rmeval.scoring.cli", flag) == scoring[key], flag
+# ----------------------------------------------------------------------------- settings dataclasses
+def test_settings_dataclasses_take_the_schemas_defaults():
+    config = schema_filled()
+    assert {f.name for f in fields(ScoringSettings)} == set(config["scoring"])
+    assert ScoringSettings.from_mapping(config["scoring"]) == SCORING_DEFAULTS == ScoringSettings()
+    from rmeval.benchmarks.fairness.stats.analysis import StatsSettings
+
+    assert StatsSettings() == StatsSettings(**config["stats"], reference_model=config["reference_model"])
+    arxiv = config["arxiv"]
+    assert ArxivSettings.from_mapping(arxiv) == ArxivSettings.from_mapping({"source": "api"})
+    assert ApiSettings(**arxiv["api"]) == ApiSettings()
+    assert {f.name for f in fields(ApiSettings)} == set(arxiv["api"])
+    assert {f.name for f in fields(ArxivSettings)} - {"snapshot"} == set(arxiv)
+
+
+def test_score_job_defaults_are_the_scoring_settings():
     defaults = {f.name: f.default for f in fields(JobRequest)}
-    assert defaults["max_batch_rows"] == scoring["max_batch_rows"]
-    assert defaults["checkpoint_every"] == scoring["checkpoint_every"]
+    for key in ("token_budget", "max_batch_rows", "checkpoint_every", "compile"):
+        assert defaults[key] == getattr(SCORING_DEFAULTS, key), key
     # the engine gets the job's resolved values: no third copy
     assert {f.name for f in fields(EngineSettings) if f.default is MISSING} == {
         "token_budget", "max_batch_rows", "checkpoint_every"}
 
 
-@pytest.mark.parametrize("settings", [
-    SCORING_DEFAULTS,
-    ScoringSettings(compile=True, threads=3, token_budget=1000, max_batch_rows=7, checkpoint_every=0, server=False),
-])
-def test_score_flags_parse_back_into_the_same_settings(settings):
-    args = score_cli.build_parser().parse_args(
-        ["--spec", "{}", "--task", "fairness", "--input", "x", "--output", "y", *settings.command_flags().split()])
-    parsed = ScoringSettings(compile=args.compile, threads=settings.threads, token_budget=args.token_budget,
-                             max_batch_rows=args.max_batch_rows, checkpoint_every=args.checkpoint_every,
-                             server=args.server is not False)
-    assert parsed == settings
+def test_model_spec_defaults_are_the_models_schemas():
+    entry = load_schema(MODELS_SCHEMA)["$defs"]["entry"]["properties"]
+    spec = asdict(ModelSpec(name="n", path="p"))
+    assert set(spec) == set(entry)
+    for name, node in entry.items():
+        if name in ("name", "path"):
+            assert "default" not in node, name
+        elif name == "resources":
+            assert node["default"] == {}
+            assert spec[name] == {key: field["default"] for key, field in node["properties"].items()}
+        else:
+            assert spec[name] == node["default"], name
+    assert ModelResources() == ModelSpec(name="n", path="p").resources and spec["adapter"] in ADAPTERS
+    first, second = ModelSpec(name="a", path="p"), ModelSpec(name="b", path="p")
+    first.options["x"] = 1
+    assert second.options == {}, "a mapping default is a fresh copy per spec"
+
+
+def test_the_spec_json_of_a_minimal_entry_is_the_one_existing_jobs_were_made_with():
+    # A rule param: a different string re-runs every job of every existing results/ folder.
+    assert ModelSpec(name="n", path="p").to_json() == (
+        '{"adapter": "sequence-classification", "add_bos": null, "chat_template": null, "description": "", '
+        '"dtype": "auto", "max_length": 4096, "name": "n", "options": {}, "path": "p", "resources": {"gpu": 1, '
+        '"gpu_model": null, "mem_mb": 32000, "runtime": 240, "slurm_partition": null}, "revision": null, '
+        '"rewardbench_rank": null, "truncation": "prompt-left", "trust_remote_code": false}')
+
+
+# ----------------------------------------------------------------------------- command-line defaults
+def test_every_option_standing_for_a_config_key_defaults_to_the_schemas():
+    checked = set()
+    for name, sections in SETTINGS_SECTIONS.items():
+        parser = command_parser(name)
+        for action in options(parser):
+            found = schema_node(sections, action.dest)
+            if found is None or "default" not in found[1] or action.required:
+                continue  # not a config key, a key without a default, or a required option: no second copy
+            key, node = found
+            default = action.default  # the first action of a dest gives its default (argparse)
+            if (name, action.dest) in DIFFERENT_ON_PURPOSE:
+                assert default != node["default"], f"{name} {action.dest}: now the schema's; drop it above"
+                continue
+            assert default == node["default"] == schema_default(key), (
+                f"rmeval {name} --{action.dest.replace('_', '-')}: {default!r}, schema {key}: {node['default']!r}")
+            checked.add((name, key))
+    # the walk reaches the options it is about
+    assert {("fairness-stats", "stats.alpha"), ("fairness-stats", "stats.bootstrap"),
+            ("fairness-stats", "stats.permutations"), ("fairness-stats", "stats.seed"),
+            ("fairness-stats", "reference_model"), ("fairness-figures", "figures.dpi"),
+            ("score", "scoring.max_batch_rows"), ("score", "scoring.checkpoint_every"), ("score", "scoring.compile"),
+            ("score", "scoring.token_budget"), ("arxiv-fetch", "arxiv.papers_per_group"),
+            ("arxiv-fetch", "arxiv.api.page_size"), ("arxiv-fetch", "arxiv.api.cache_dir"),
+            ("arxiv-select", "arxiv.allow_fewer"), ("rewardmath-metrics", "rewardmath.bootstrap"),
+            ("rewardmath-metrics", "rewardmath.seed"), ("rewardmath-metrics", "rewardmath.prm_aggregation"),
+            ("rewardmath-figures", "rewardmath.prm_aggregation"), ("rewardmath-prepare", "rewardmath.split"),
+            ("rewardmath-prepare", "rewardmath.rewardbench_split")} <= checked
+
+
+def _stand_in(action: argparse.Action) -> Any:
+    """A value a required option accepts."""
+    value = action.choices[0] if action.choices else "1"
+    return [value] if action.nargs in ("+", "*") else value
+
+
+@pytest.mark.parametrize("name", SETTINGS_SECTIONS)
+def test_every_option_of_a_command_can_come_from_its_settings(name):
+    """`--settings` alone sets every option, required ones included; its keys are the option dests."""
+    parser = command_parser(name)
+    assert "settings" in {action.dest for action in parser._actions}, f"rmeval {name} takes no --settings"
+    settings = {action.dest: _stand_in(action) if action.required else action.default for action in options(parser)}
+    parsed = cli_settings.parse_args(command_parser(name), ["--settings", cli_settings.settings_json(settings)])
+    for dest, value in settings.items():
+        assert getattr(parsed, dest) == value or str(getattr(parsed, dest)) == value, (name, dest)
+
+
+def test_score_flags_parse_back_into_the_same_settings():
+    for settings in (SCORING_DEFAULTS, ScoringSettings(compile=True, threads=3, token_budget=1000, max_batch_rows=7,
+                                                       checkpoint_every=0, server=False)):
+        args = score_cli.build_parser().parse_args(
+            ["--spec", "{}", "--task", "fairness", "--input", "x", "--output", "y", *settings.command_flags().split()])
+        parsed = ScoringSettings(compile=args.compile, threads=settings.threads, token_budget=args.token_budget,
+                                 max_batch_rows=args.max_batch_rows, checkpoint_every=args.checkpoint_every,
+                                 server=args.server is not False)
+        assert parsed == settings
 
 
 def test_default_scoring_flags_are_the_ones_existing_outputs_were_made_with():
@@ -108,50 +257,10 @@ def test_scoring_settings_name_an_unknown_key():
         ScoringSettings.from_mapping({"max_rows": 3})
 
 
-def test_arxiv_settings_defaults_are_the_schemas():
-    arxiv = schema_filled()["arxiv"]
-    assert ArxivSettings.from_mapping(arxiv) == ArxivSettings.from_mapping({"source": "api"})
-    assert ApiSettings(**arxiv["api"]) == ApiSettings()
-    assert {f.name for f in fields(ApiSettings)} == set(arxiv["api"])
-    assert {f.name for f in fields(ArxivSettings)} - {"snapshot"} == set(arxiv)
+def test_a_spec_from_settings_may_be_the_entry_itself():
+    from rmeval.scoring.spec_argument import read_spec
 
-
-def test_fairness_stats_settings_defaults_are_the_schemas():
-    from rmeval.benchmarks.fairness.stats.analysis import StatsSettings
-
-    config = schema_filled()
-    assert StatsSettings() == StatsSettings(**config["stats"], reference_model=config["reference_model"])
-
-
-# Command-line defaults of the other stages that stand for a config key (module, flag, key path).
-COMMAND_DEFAULTS = [
-    ("rmeval.benchmarks.fairness.stats.cli", "--reference-model", ("reference_model",)),
-    ("rmeval.benchmarks.fairness.stats.cli", "--alpha", ("stats", "alpha")),
-    ("rmeval.benchmarks.fairness.stats.cli", "--bootstrap", ("stats", "bootstrap")),
-    ("rmeval.benchmarks.fairness.stats.cli", "--permutations", ("stats", "permutations")),
-    ("rmeval.benchmarks.fairness.stats.cli", "--seed", ("stats", "seed")),
-    ("rmeval.benchmarks.fairness.figures.cli", "--dpi", ("figures", "dpi")),
-    ("rmeval.benchmarks.rewardmath.cli_metrics", "--bootstrap", ("rewardmath", "bootstrap")),
-    ("rmeval.benchmarks.rewardmath.cli_metrics", "--seed", ("rewardmath", "seed")),
-    ("rmeval.benchmarks.rewardmath.cli_metrics", "--prm-aggregation", ("rewardmath", "prm_aggregation")),
-    ("rmeval.benchmarks.rewardmath.figures", "--prm-aggregation", ("rewardmath", "prm_aggregation")),
-    ("rmeval.benchmarks.rewardmath.summary", "--prm-aggregation", ("rewardmath", "prm_aggregation")),
-    ("rmeval.benchmarks.rewardmath.summary", "--alpha", ("stats", "alpha")),
-    ("rmeval.run_outputs.reproduction", "--alpha", ("stats", "alpha")),
-    ("rmeval.run_outputs.summary", "--alpha", ("stats", "alpha")),
-    ("rmeval.benchmarks.rewardmath.prepare", "--split", ("rewardmath", "split")),
-    ("rmeval.benchmarks.rewardmath.prepare", "--revision", ("rewardmath", "revision")),
-    ("rmeval.benchmarks.rewardmath.prepare", "--rewardbench-split", ("rewardmath", "rewardbench_split")),
-    ("rmeval.benchmarks.rewardmath.prepare", "--rewardbench-revision", ("rewardmath", "rewardbench_revision")),
-]
-
-
-@pytest.mark.parametrize(("module", "flag", "key"), COMMAND_DEFAULTS, ids=[f"{m.rsplit('.', 1)[1]}{f}" for m, f, _ in
-                                                                           COMMAND_DEFAULTS])
-def test_command_defaults_are_the_schemas(module, flag, key):
-    value: Any = schema_filled()
-    for part in key:
-        value = value[part]
-    default = parser_default(module, flag)
-    # A required flag (no default) has no second copy; one that has a default must be the schema's.
-    assert default is None or default == value, f"{module} {flag}: {default!r}, schema {'.'.join(key)}: {value!r}"
+    entry = {"name": "m", "path": "org/m", "max_length": 512}
+    assert read_spec(entry) == read_spec(json.dumps(entry))
+    with pytest.raises(RmevalError, match=r"--spec: model\.max_lenght: unknown key"):
+        read_spec({"name": "m", "path": "org/m", "max_lenght": 512})

@@ -29,7 +29,7 @@ def record(serial: int, categories: str | None) -> dict:
 def fetch(snapshot: Path, out: Path, group: str) -> int:
     settings = json.dumps({"source": "snapshot", "snapshot": str(snapshot), "papers_per_group": 5})
     return rmeval_main(["arxiv-fetch", "--group", group, "--categories", GROUPS[group], "--out-dir", str(out),
-                        "--config-json", settings])
+                        "--settings", settings])
 
 
 def test_a_snapshot_without_categories_stops_the_fetch_naming_the_field(tmp_path, capsys):
@@ -49,7 +49,7 @@ def test_a_group_short_because_records_lack_categories_says_so(tmp_path, capsys)
     capsys.readouterr()
     settings = json.dumps({"papers_per_group": 5})
     assert rmeval_main(["arxiv-select", "--groups", *GROUPS, "--candidates-dir", str(tmp_path / "arxiv"),
-                        "--out-dir", str(tmp_path / "data"), "--config-json", settings]) == 2
+                        "--out-dir", str(tmp_path / "data"), "--settings", settings]) == 2
     err = capsys.readouterr().err
     assert "mathematics: 3 papers < 5: many records lack a field the filter needs (no_categories=7)" in err, err
     assert "Snapshot format" in err and "larger snapshot" not in err

@@ -38,7 +38,7 @@ def test_tukey_matches_statsmodels_pairwise_tukeyhsd() -> None:
 
 def test_tukey_matches_scipy_tukey_hsd() -> None:
     samples = _samples()
-    ours = {(p.group_a, p.group_b): p for p in posthoc.tukey_hsd(GROUPS, samples)}
+    ours = {(p.group_a, p.group_b): p for p in posthoc.tukey_hsd(GROUPS, samples, alpha=0.05)}
     reference = stats.tukey_hsd(*samples)
     interval = reference.confidence_interval(0.95)
     for i, j in combinations(range(4), 2):
@@ -52,7 +52,7 @@ def test_tukey_matches_scipy_tukey_hsd() -> None:
 def test_games_howell_with_two_groups_is_the_welch_t_test() -> None:
     # With k = 2 the studentized range of two means is sqrt(2)|t|, so Games-Howell = Welch's t-test.
     a, b = _samples()[:2]
-    (pair,) = posthoc.games_howell(["a", "b"], [a, b])
+    (pair,) = posthoc.games_howell(["a", "b"], [a, b], alpha=0.05)
     welch = stats.ttest_ind(b, a, equal_var=False)
     assert pair.p_adj == pytest.approx(welch.pvalue, rel=1e-6)
     low, high = welch.confidence_interval(0.95)
@@ -79,8 +79,8 @@ def test_games_howell_matches_the_formula() -> None:
 
 def test_games_howell_differs_from_tukey_under_unequal_variances() -> None:
     samples = _samples()
-    tukey = [p.p_adj for p in posthoc.tukey_hsd(GROUPS, samples)]
-    games_howell = [p.p_adj for p in posthoc.games_howell(GROUPS, samples)]
+    tukey = [p.p_adj for p in posthoc.tukey_hsd(GROUPS, samples, alpha=0.05)]
+    games_howell = [p.p_adj for p in posthoc.games_howell(GROUPS, samples, alpha=0.05)]
     assert not np.allclose(tukey, games_howell, rtol=1e-3)
 
 

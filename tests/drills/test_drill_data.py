@@ -13,7 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from drill_helpers import DRILL_GROUPS, kaggle_line, synthetic_papers
+from rmeval.benchmarks.fairness.arxiv.cli_fetch import fetch_settings
+from rmeval.benchmarks.fairness.arxiv.cli_select import select_settings
 from rmeval.cli import main as rmeval_main
+from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
 from rmeval.registry import spec_from_mapping
 from rmeval.scoring.job import JobRequest, run_job
@@ -66,15 +69,14 @@ def bad_snapshot_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     snapshot = root / "snap.jsonl"
     snapshot.write_bytes(b"\n".join(body) + b"\n")
     line_of = {name: 6 + i for i, (name, _, _) in enumerate(bad)}
-    settings = json.dumps({"source": "snapshot", "snapshot": str(snapshot), "papers_per_group": 1000,
-                           "allow_fewer": "keep"})
+    arxiv = {"source": "snapshot", "snapshot": str(snapshot), "papers_per_group": 1000, "allow_fewer": "keep"}
     stderr = io.StringIO()
     with contextlib.redirect_stderr(stderr):
         for group, categories in DRILL_GROUPS.items():
             assert rmeval_main(["arxiv-fetch", "--group", group, "--categories", *categories, "--out-dir",
-                                str(root / "arxiv"), "--config-json", settings]) == 0
+                                str(root / "arxiv"), "--settings", settings_json(fetch_settings(arxiv, None))]) == 0
         assert rmeval_main(["arxiv-select", "--groups", *DRILL_GROUPS, "--candidates-dir", str(root / "arxiv"),
-                            "--out-dir", str(root / "data"), "--config-json", settings]) == 0
+                            "--out-dir", str(root / "data"), "--settings", settings_json(select_settings(arxiv))]) == 0
     return {"root": root, "stderr": stderr.getvalue(), "bad": bad, "line_of": line_of, "snapshot": snapshot,
             "economics": economics}
 

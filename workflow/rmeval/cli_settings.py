@@ -61,21 +61,36 @@ def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse
         action.required = False
     try:
         for dest, value in settings.items():
-            action = actions[dest]
-            if value is not None and action.type is not None and not isinstance(value, (list, dict, bool)):
-                value = action.type(value)
-            elif isinstance(value, list) and action.type is not None:
-                value = [action.type(item) for item in value]
-            if action.choices is not None and value is not None:
-                values = value if isinstance(value, list) else [value]
-                bad = [item for item in values if item not in action.choices]
-                if bad:
-                    raise RmevalError(f"{parser.prog} {SETTINGS_FLAG}: {dest}: {bad[0]!r} is not one of "
-                                      f"{', '.join(map(str, action.choices))}")
-            parser.set_defaults(**{dest: value})
+            parser.set_defaults(**{dest: _value(parser.prog, actions[dest], dest, value)})
         return parser.parse_args(list(argv))
-    except (TypeError, ValueError) as error:
-        raise RmevalError(f"{parser.prog} {SETTINGS_FLAG}: {error}") from error
     finally:
         for action in required:
             action.required = True
+
+
+def _typed(kind: Any, value: Any) -> Any:
+    """`kind(value)`, refusing what a flag's text would not give: int(1.5) cuts where int("1.5") refuses."""
+    typed = kind(value)
+    if isinstance(value, float) and isinstance(typed, int) and typed != value:
+        raise ValueError("not an integer")
+    return typed
+
+
+def _value(prog: str, action: argparse.Action, dest: str, value: Any) -> Any:
+    """`value` as the option's flag would give it (its type applied, its choices checked); an error names `dest`."""
+    where = f"{prog} {SETTINGS_FLAG}: {dest}"
+    if action.nargs == 0 and value is not None and not isinstance(value, bool):  # a switch (--compile)
+        raise RmevalError(f"{where}: expected true or false, got {value!r}")
+    try:
+        if value is not None and action.type is not None and not isinstance(value, (list, dict, bool)):
+            value = _typed(action.type, value)
+        elif isinstance(value, list) and action.type is not None:
+            value = [_typed(action.type, item) for item in value]
+    except (TypeError, ValueError, argparse.ArgumentTypeError) as error:
+        raise RmevalError(f"{where}: {value!r} is not what the option takes ({error})") from error
+    if action.choices is not None and value is not None:
+        values = value if isinstance(value, list) else [value]
+        bad = [item for item in values if item not in action.choices]
+        if bad:
+            raise RmevalError(f"{where}: {bad[0]!r} is not one of {', '.join(map(str, action.choices))}")
+    return value

@@ -79,9 +79,31 @@ def load_schema(path: str | Path) -> dict[str, Any]:
     return inline(document(path), path)
 
 
+# A schema node marked `x-fill-defaults: false` keeps the defaults below it as annotations: validation does not fill
+# them into the instance (a model entry: it stays as written, as the config's hash in the lock saw it; its defaults
+# are applied by rmeval.registry.ModelSpec, which reads them from the same schema).
+NO_FILL_MARK = "x-fill-defaults"
+
+
+def _without_unfilled_defaults(node: Any, inside: bool = False) -> Any:
+    """A copy of `node` without the `default`s of the subtrees marked NO_FILL_MARK: false."""
+    if isinstance(node, list):
+        return [_without_unfilled_defaults(item, inside) for item in node]
+    if not isinstance(node, dict):
+        return node
+    inside = inside or node.get(NO_FILL_MARK) is False
+    copied: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):  # its keys are property names, not keywords
+            copied[key] = {name: _without_unfilled_defaults(sub, inside) for name, sub in value.items()}
+        elif not (inside and key == "default"):
+            copied[key] = _without_unfilled_defaults(value, inside)
+    return copied
+
+
 def _default_filling_validator(schema: dict[str, Any]) -> Any:
     """Draft 2020-12 validator that fills `default`s while it validates (the jsonschema FAQ recipe,
-    which snakemake.utils.validate uses too)."""
+    which snakemake.utils.validate uses too), except below a node marked `x-fill-defaults: false`."""
     from jsonschema import Draft202012Validator, validators
 
     validate_properties = Draft202012Validator.VALIDATORS["properties"]
@@ -94,7 +116,7 @@ def _default_filling_validator(schema: dict[str, Any]) -> Any:
                     instance[name] = copy.deepcopy(subschema["default"])
         yield from validate_properties(validator, properties, instance, node)
 
-    return validators.extend(Draft202012Validator, {"properties": set_defaults})(schema)
+    return validators.extend(Draft202012Validator, {"properties": set_defaults})(_without_unfilled_defaults(schema))
 
 
 def check_config(config: dict[str, Any], schema: dict[str, Any], source: str = "config") -> None:

@@ -3,10 +3,16 @@
 A registry entry names its loader (`adapter`) and everything the scoring engine needs;
 a user adds a model by writing one entry, either in the registry or inline in their
 own config under `models:` (a mapping with the same fields plus `name`).
+
+Every field's default is written once, in workflow/schemas/models.schema.yaml: the dataclasses below take theirs
+from it when this module is imported, so `ModelSpec(name=..., path=...)` in Python and an entry read from YAML get
+the same values. (Filling the defaults into the entry when it is read instead would leave Python-built specs
+without them, and would change the config that the lock hashes.)
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from dataclasses import asdict, dataclass, field
@@ -15,38 +21,64 @@ from typing import Any
 
 from rmeval.config_check import SCHEMA_DIR, ConfigError, config_problems, key_path, load_schema
 from rmeval.errors import RmevalError
-from rmeval.models.catalogue import ADAPTERS, DEFAULT_ADAPTER, Adapter, unknown_adapter
+from rmeval.models.catalogue import ADAPTERS, Adapter, unknown_adapter
 
 MODELS_SCHEMA = SCHEMA_DIR / "models.schema.yaml"
 
 
+@functools.lru_cache(maxsize=1)
+def _schema() -> dict[str, Any]:
+    return load_schema(MODELS_SCHEMA)
+
+
+def entry_defaults(properties: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Field -> default of a model entry (`$defs/entry`), or of `properties` (its `resources`)."""
+    if properties is None:
+        properties = _schema()["$defs"]["entry"]["properties"]
+    return {name: node["default"] for name, node in properties.items() if "default" in node}
+
+
+_ENTRY_DEFAULTS = entry_defaults()
+_RESOURCE_DEFAULTS = entry_defaults(_schema()["$defs"]["entry"]["properties"]["resources"]["properties"])
+DEFAULT_ADAPTER: str = _ENTRY_DEFAULTS["adapter"]
+
+
+def _default(defaults: dict[str, Any], name: str) -> Any:
+    """The schema's default as a dataclass field (a fresh copy per instance for a mapping or a list)."""
+    value = defaults[name]
+    if isinstance(value, (dict, list)):
+        return field(default_factory=lambda: copy.deepcopy(value))
+    return field(default=value)
+
+
 @dataclass(frozen=True)
 class ModelResources:
-    gpu: int = 1
-    mem_mb: int = 32000
-    runtime: int = 240  # minutes
-    gpu_model: str | None = None
-    slurm_partition: str | None = None
+    gpu: int = _default(_RESOURCE_DEFAULTS, "gpu")
+    mem_mb: int = _default(_RESOURCE_DEFAULTS, "mem_mb")
+    runtime: int = _default(_RESOURCE_DEFAULTS, "runtime")  # minutes
+    gpu_model: str | None = _default(_RESOURCE_DEFAULTS, "gpu_model")
+    slurm_partition: str | None = _default(_RESOURCE_DEFAULTS, "slurm_partition")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
     path: str
-    adapter: str = DEFAULT_ADAPTER
-    revision: str | None = None
-    dtype: str = "auto"  # bf16 on GPU, fp32 on CPU
-    max_length: int = 4096
-    trust_remote_code: bool = False
+    adapter: str = _default(_ENTRY_DEFAULTS, "adapter")
+    revision: str | None = _default(_ENTRY_DEFAULTS, "revision")
+    dtype: str = _default(_ENTRY_DEFAULTS, "dtype")  # auto: bf16 on GPU, fp32 on CPU
+    max_length: int = _default(_ENTRY_DEFAULTS, "max_length")
+    trust_remote_code: bool = _default(_ENTRY_DEFAULTS, "trust_remote_code")
+    # The schema's `resources: {}` with its fields' defaults.
     resources: ModelResources = field(default_factory=ModelResources)
-    rewardbench_rank: int | None = None
+    rewardbench_rank: int | None = _default(_ENTRY_DEFAULTS, "rewardbench_rank")
     # Chat-template hygiene: override the template, and say whether the model was trained with BOS.
-    chat_template: str | None = None
-    add_bos: bool | None = None  # None: follow the tokenizer / template
-    truncation: str = "prompt-left"
+    chat_template: str | None = _default(_ENTRY_DEFAULTS, "chat_template")
+    add_bos: bool | None = _default(_ENTRY_DEFAULTS, "add_bos")  # None: follow the tokenizer / template
+    truncation: str = _default(_ENTRY_DEFAULTS, "truncation")
     # Adapter-specific settings (API endpoint, PRM step tag and tokens, ...).
-    options: dict[str, Any] = field(default_factory=dict)
-    description: str = ""
+    options: dict[str, Any] = _default(_ENTRY_DEFAULTS, "options")
+    description: str = _default(_ENTRY_DEFAULTS, "description")
 
     @property
     def adapter_entry(self) -> Adapter:
@@ -66,11 +98,6 @@ class ModelSpec:
     @classmethod
     def from_json(cls, text: str) -> ModelSpec:
         return spec_from_mapping(json.loads(text), where="--spec: model")
-
-
-@functools.lru_cache(maxsize=1)
-def _schema() -> dict[str, Any]:
-    return load_schema(MODELS_SCHEMA)
 
 
 def entry_problems(entry: dict[str, Any]) -> list[str]:

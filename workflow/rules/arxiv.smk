@@ -35,7 +35,7 @@ rule arxiv_fetch:
         "../../envs/rmeval.yaml"
     shell:
         "rmeval arxiv-fetch --group {wildcards.group} --categories {params.categories}"
-        " --out-dir results/arxiv --config-json {params.settings:q} > {log:q} 2>&1"
+        " --out-dir results/arxiv --settings {params.settings:q} > {log:q} 2>&1"
 
 
 rule arxiv_select:
@@ -58,7 +58,7 @@ rule arxiv_select:
     # Warnings (allow_fewer's cut, with the counts) and errors go to the log and to the console.
     shell:
         ": > {log:q}; rmeval arxiv-select --groups {params.groups} --candidates-dir results/arxiv --out-dir results/data"
-        " --config-json {params.settings:q} 2>&1 >> {log:q} | tee -a {log:q} >&2"
+        " --settings {params.settings:q} 2>&1 >> {log:q} | tee -a {log:q} >&2"
 
 
 # `arxiv.source: lock`: the groups rebuilt from the papers of the followed lock (`lock:`) instead of sampled.

@@ -155,7 +155,6 @@ _ENTRIES = (
 )
 
 ADAPTERS: dict[str, Adapter] = {entry.name: entry for entry in _ENTRIES}
-DEFAULT_ADAPTER = "sequence-classification"
 
 
 def unknown_adapter(name: Any) -> str:

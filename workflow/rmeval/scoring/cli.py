@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
 
+from rmeval import cli_settings
+from rmeval.config_check import schema_default
 from rmeval.devices import GpuClaim
 from rmeval.registry import ModelSpec
-from rmeval.scoring.settings import SCORING_DEFAULTS
 from rmeval.scoring.spec_argument import read_spec
 from rmeval.tasks import task_names
 
@@ -42,15 +43,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=_positive, help="torch CPU threads (the rule's threads:)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="auto: CUDA when the model asks for GPUs and one is visible, else CPU")
-    parser.add_argument("--token-budget", type=_positive,
+    parser.add_argument("--token-budget", type=_positive, default=schema_default("scoring.token_budget"),
                         help="padded tokens per batch (default 4096 on CPU, 65536 on GPU; requests per batch for API models)")
-    parser.add_argument("--max-batch-rows", type=_positive, default=SCORING_DEFAULTS.max_batch_rows,
+    parser.add_argument("--max-batch-rows", type=_positive, default=schema_default("scoring.max_batch_rows"),
                         help="cap on rows per batch (default %(default)s)")
-    parser.add_argument("--checkpoint-every", type=int, default=SCORING_DEFAULTS.checkpoint_every,
+    parser.add_argument("--checkpoint-every", type=int, default=schema_default("scoring.checkpoint_every"),
                         help="rows between checkpoints in OUTPUT.partial/ (0 disables; default %(default)s)")
     parser.add_argument("--padding-side", choices=("left", "right"),
                         help="override the adapter's padding side (for checks; results must not change)")
-    parser.add_argument("--compile", action="store_true",
+    parser.add_argument("--compile", action="store_true", default=schema_default("scoring.compile"),
                         help="torch.compile the model (dynamic shapes); compile costs ~30 s, pays off above ~100k tokens")
     parser.add_argument("--expect-revision",
                         help="from a lock: fail before scoring unless the loaded commit / fingerprint is this")
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-server", dest="server", action="store_false",
                         help="load the model in this process (default outside Snakemake, under Slurm, for API models)")
     parser.add_argument("--progress-every", type=float, help="seconds between progress lines (default 15, 0.5 on a TTY)")
+    cli_settings.add_settings_argument(parser)
     return parser
 
 
@@ -77,7 +79,7 @@ def wants_server(spec: ModelSpec, flag: bool | None, environ: Mapping[str, str] 
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = cli_settings.parse_args(build_parser(), argv)
     spec = read_spec(args.spec)
     meta = args.meta or args.output.with_name(args.output.name.removesuffix(".parquet") + ".meta.json")
     from rmeval.devices import claim_gpus

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rmeval import cli_settings
 from rmeval.errors import RmevalError
 from rmeval.hub import hub_offline, looks_local
 from rmeval.io.clock import utc_now
@@ -134,11 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--hf-home", type=Path,
                         help="Hugging Face home to fill (default: $HF_HOME, else ~/.cache/huggingface); "
                              "on a cluster, a folder every compute node sees")
+    cli_settings.add_settings_argument(parser)
     return parser
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = cli_settings.parse_args(build_parser(), argv)
     spec = read_spec(args.spec)
     if args.hf_home is not None:
         # huggingface_hub reads HF_HOME once, at import: set it first.

@@ -35,13 +35,13 @@ class JobRequest:
     meta: Path
     threads: int | None = None
     device: str = "auto"  # auto | cpu | cuda
-    token_budget: int | None = None
+    token_budget: int | None = SCORING_DEFAULTS.token_budget  # None: DEFAULT_TOKEN_BUDGET of the device
     max_batch_rows: int = SCORING_DEFAULTS.max_batch_rows
     checkpoint_every: int = SCORING_DEFAULTS.checkpoint_every
     padding_side: str | None = None
     progress_every_s: float | None = None
     gpu_devices: tuple[str, ...] = ()
-    compile: bool = False  # wrap the model in torch.compile(dynamic=True): pays off on large jobs
+    compile: bool = SCORING_DEFAULTS.compile  # wrap the model in torch.compile(dynamic=True): pays off on large jobs
     expect_revision: str | None = None  # from a lock: the commit / fingerprint the job must load
     server: bool = False  # score through the run's model server (loaded once per model) instead of in-process
 

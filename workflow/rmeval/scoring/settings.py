@@ -1,7 +1,7 @@
 """The config's `scoring:` section as one typed object, and the `rmeval score` flags it stands for.
 
-The schema (workflow/schemas/config.schema.yaml) fills the workflow's defaults; the field defaults here are the
-same values for `rmeval score` run by hand (tests/test_settings_defaults.py keeps the two equal).
+The schema (workflow/schemas/config.schema.yaml) holds every default, once: it fills the workflow's config, and the
+field defaults here read it (for `rmeval score` run by hand and for Python callers).
 `command_settings` is what the score rule hands `rmeval score` in its `--settings` (rmeval.cli_settings).
 """
 
@@ -10,17 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
 
 
 @dataclass(frozen=True)
 class ScoringSettings:
-    compile: bool = False  # torch.compile(dynamic=True) each model
-    threads: int = 2  # CPU threads per job: the rule's `threads:`, not a flag
-    token_budget: int | None = None  # padded tokens per batch; None = the device's default (rmeval.scoring.job)
-    max_batch_rows: int = 64
-    checkpoint_every: int = 500  # rows between checkpoints; 0 disables them
-    server: bool = True  # locally, score through the run's model server
+    compile: bool = schema_default("scoring.compile")  # torch.compile(dynamic=True) each model
+    threads: int = schema_default("scoring.threads")  # CPU threads per job: the rule's `threads:`, not a flag
+    # padded tokens per batch; None = the device's default (rmeval.scoring.job)
+    token_budget: int | None = schema_default("scoring.token_budget")
+    max_batch_rows: int = schema_default("scoring.max_batch_rows")
+    checkpoint_every: int = schema_default("scoring.checkpoint_every")  # rows between checkpoints; 0 disables them
+    server: bool = schema_default("scoring.server")  # locally, score through the run's model server
 
     @classmethod
     def from_mapping(cls, raw: dict[str, Any]) -> ScoringSettings:

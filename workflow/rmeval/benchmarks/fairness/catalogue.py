@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
 
+DATA_DIR = "results/data"
 DATA = "results/data/{group}.parquet"  # one sampled table per group (the arXiv stage's output)
 MANIFEST = "results/data/{group}.manifest.json"  # where it came from (source, counts, seed, versions, sha256)
 SCORE_RULE = "score_fairness"
@@ -36,8 +37,9 @@ def _table(key: str, stem: str, in_report: bool = True) -> Output:
     )
 
 
-def _figure(key: str, stem: str, module: str, table: str, figure: str, shows: str) -> Output:
-    """A figure of `rmeval fairness-figures`: `module.draw(<table>)`, saved as PNG (in the report) and PDF."""
+def _figure(key: str, stem: str, module: str, inputs: tuple[str, ...], figure: str, shows: str) -> Output:
+    """A figure of `rmeval fairness-figures`: `module.draw(*inputs)` (the keys of the tables, or the run record, it
+    is drawn from), saved as PNG (in the report) and PDF."""
     return Output(
         key=key,
         path=f"{FIGURES}/{stem}.png",
@@ -47,7 +49,7 @@ def _figure(key: str, stem: str, module: str, table: str, figure: str, shows: st
         labels={"figure": figure, "shows": shows},
         builder=f"{FIGURE_MODULES}.{module}:draw",
         formats=("pdf",),
-        inputs=(table,),
+        inputs=inputs,
     )
 
 
@@ -101,15 +103,16 @@ BENCHMARK = Benchmark(
         Output(key="provenance", path=f"{TABLES}/provenance.md", rule=STATS_RULE, caption="provenance.rst",
                category="Provenance"),
         Output(key="provenance_json", path=f"{TABLES}/provenance.json", rule=STATS_RULE),
-        _figure("fig2", "fig2_group_means", "group_means", "group_means", "Figure 2",
+        _figure("fig2", "fig2_group_means", "group_means", ("group_means",), "Figure 2",
                 "mean reward by group, 95% CI"),
-        _figure("fig3", "fig3_standardized", "standardized", "group_means", "Figure 3",
+        _figure("fig3", "fig3_standardized", "standardized", ("group_means",), "Figure 3",
                 "z-scored group means, model x group"),
-        _figure("gap_forest", "fig_gap_forest", "gap_forest", "table7", "Gap forest plot",
+        # significance at the run's stats.alpha, from the run record
+        _figure("gap_forest", "fig_gap_forest", "gap_forest", ("table7", "record"), "Gap forest plot",
                 "scale-free gap per model, 95% CI"),
-        _figure("length_adjusted", "fig_length_adjusted", "length_adjusted", "adjusted_group_means",
+        _figure("length_adjusted", "fig_length_adjusted", "length_adjusted", ("adjusted_group_means",),
                 "Length adjustment", "length-adjusted vs raw group means"),
-        _figure("gap_vs_rank", "fig_gap_vs_rank", "gap_vs_rank", "rank_points", "Gap vs rank",
+        _figure("gap_vs_rank", "fig_gap_vs_rank", "gap_vs_rank", ("rank_points",), "Gap vs rank",
                 "fairness gap against RewardBench rank"),
     ),
     lock_section="rmeval.benchmarks.fairness.lock.provider:LOCK_SECTION",

@@ -9,41 +9,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from rmeval.benchmarks.fairness.arxiv.preflight import arxiv_needs
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK, DATA, MANIFEST, SCORE_RULE
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK, DATA, DATA_DIR, MANIFEST, SCORE_RULE
 from rmeval.errors import RmevalError
+from rmeval.registry import ModelSpec
 from rmeval.run_plan import BenchmarkPlan, Locate, PlanContext, ScoreJobs, model_keys
-
-# allow_fewer only concerns select; select needs no more than these.
-SELECT_KEYS = ("papers_per_group", "seed", "allow_fewer", "candidate_factor", "categories_table")
-
-
-@dataclass(frozen=True)
-class ArxivPlan:
-    """The `arxiv:` settings each command gets as JSON (a rule param: a change re-runs the job)."""
-
-    snapshot: str | None  # the located snapshot the fetch reads (source snapshot only)
-    fetch_json: str
-    select_json: str
-
-
-def _settings_json(settings: Mapping[str, Any]) -> str:
-    return json.dumps(dict(settings), sort_keys=True, default=str)
 
 
 def arxiv_settings_json(arxiv: Mapping[str, Any], snapshot: str | None) -> str:
-    """The `arxiv:` mapping for `--config-json` of the fetch (and of `arxiv-from-lock`), the snapshot located."""
-    return _settings_json(
-        {**{k: v for k, v in arxiv.items() if k != "allow_fewer"}, **({"snapshot": snapshot} if snapshot else {})}
-    )
+    """The `arxiv:` mapping for `rmeval arxiv-from-lock --config-json`, the snapshot located."""
+    return json.dumps({**{k: v for k, v in arxiv.items() if k != "allow_fewer"},
+                       **({"snapshot": snapshot} if snapshot else {})}, sort_keys=True, default=str)
 
 
-def plan_arxiv(arxiv: Mapping[str, Any], locate: Locate) -> ArxivPlan:
-    snapshot = locate(arxiv["snapshot"]) if arxiv["source"] == "snapshot" and arxiv.get("snapshot") else None
-    return ArxivPlan(
-        snapshot=snapshot,
-        fetch_json=arxiv_settings_json(arxiv, snapshot),
-        select_json=_settings_json({k: arxiv[k] for k in SELECT_KEYS if k in arxiv}),
-    )
+def located_snapshot(arxiv: Mapping[str, Any], locate: Locate) -> str | None:
+    """The snapshot the fetch reads (source snapshot only), located."""
+    return locate(arxiv["snapshot"]) if arxiv["source"] == "snapshot" and arxiv.get("snapshot") else None
 
 
 @dataclass(frozen=True)
@@ -53,22 +33,18 @@ class ArxivFromLock:
     lock: str
     lock_sha256: str  # a different lock at the same path rebuilds the groups
     snapshot: list[str]  # the located snapshot, if the config names one: papers are read there, not fetched
-    groups_json: str
-    settings_json: str
 
 
-def plan_arxiv_from_lock(config: Mapping[str, Any], lock_path: str, locate: Locate) -> ArxivFromLock:
+def plan_arxiv_from_lock(config: Mapping[str, Any], lock_path: str, locate: Locate) -> tuple[ArxivFromLock, dict]:
+    """The rebuild's rule inputs and its `rmeval arxiv-from-lock --settings`."""
     from rmeval.io.hashing import sha256_file
 
     arxiv = config["arxiv"]
     snapshot = locate(arxiv["snapshot"]) if arxiv.get("snapshot") else None
-    return ArxivFromLock(
-        lock=lock_path,
-        lock_sha256=sha256_file(lock_path),
-        snapshot=[snapshot] if snapshot else [],
-        groups_json=json.dumps(config["groups"]),
-        settings_json=arxiv_settings_json(arxiv, snapshot),
-    )
+    settings = {"lock": lock_path, "groups_json": json.dumps(config["groups"]),  # JSON text: keeps config order
+                "config_json": arxiv_settings_json(arxiv, snapshot), "out_dir": DATA_DIR}
+    return ArxivFromLock(lock=lock_path, lock_sha256=sha256_file(lock_path), snapshot=[snapshot] if snapshot else []), \
+        settings
 
 
 def check_groups(config: Mapping[str, Any], locate: Locate) -> None:
@@ -85,21 +61,40 @@ def check_groups(config: Mapping[str, Any], locate: Locate) -> None:
 
 @dataclass(frozen=True)
 class FairnessPlan:
-    """What fairness.smk and arxiv.smk read: the groups, the arXiv settings, the rebuild from a lock."""
+    """What fairness.smk and its stage files read: the groups, the snapshot the fetch reads, the rebuild from a
+    lock (the rules' settings are the BenchmarkPlan's)."""
 
     groups: tuple[str, ...]
-    arxiv: ArxivPlan
+    snapshot: str | None
     arxiv_from_lock: ArxivFromLock | None
 
 
+def stats_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec], groups: tuple[str, ...],
+                   locate: Locate) -> dict[str, Any]:
+    """`rmeval fairness-stats --settings`: the `stats:` section, the models and groups in config order, the
+    reference model ("" skips Table 4 with a note), the registry and every model's rank (inline ones too)."""
+    return {
+        **config["stats"],
+        "models": list(models),
+        "groups": list(groups),
+        "reference_model": config["reference_model"] or "",
+        "registry": locate(config["registry"]),
+        "ranks": {name: spec.rewardbench_rank for name, spec in models.items()},
+        "manifests": DATA_DIR,  # the manifests arxiv_select wrote beside the data the scores were computed on
+    }
+
+
 def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
+    from rmeval.benchmarks.fairness.arxiv.cli_fetch import fetch_settings
+    from rmeval.benchmarks.fairness.arxiv.cli_select import select_settings
+
     check_groups(config, context.locate)
-    models = context.resolve(config["models"], "models")
+    models = context.resolve(config["models"], BENCHMARK.models_key)
     groups = tuple(config["groups"])
     arxiv = config["arxiv"]
     if arxiv["source"] == "lock" and not context.lock_path:
         raise RmevalError("config: arxiv.source is 'lock' but no top-level `lock:` file is given")
-    arxiv_plan = plan_arxiv(arxiv, context.locate)
+    snapshot = located_snapshot(arxiv, context.locate)
     warnings = []
     reference = config["reference_model"]
     if reference is not None and reference not in models:
@@ -109,23 +104,28 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         )
     data = {group: DATA.format(group=group) for group in groups}
     manifests = {group: MANIFEST.format(group=group) for group in groups}
+    settings: dict[str, dict[str, Any]] = {
+        "arxiv_fetch": fetch_settings(arxiv, snapshot),
+        "arxiv_select": {**select_settings(arxiv), "groups": list(groups)},
+        "fairness_stats": stats_settings(config, models, groups, context.locate),
+        "fairness_figures": {"dpi": config["figures"]["dpi"]},
+    }
+    from_lock = None
+    if context.lock_path and arxiv["source"] == "lock":
+        from_lock, settings["arxiv_from_lock"] = plan_arxiv_from_lock(config, context.lock_path, context.locate)
     return BenchmarkPlan(
         name=BENCHMARK.name,
         models=models,
-        model_keys=model_keys("models", config["models"]),
+        model_keys=model_keys(BENCHMARK.models_key, config["models"]),
         score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), tuple(models), groups,
                               lambda model, table: data[table]),),
-        needs=arxiv_needs(arxiv, arxiv_plan.snapshot),
+        needs=arxiv_needs(arxiv, snapshot),
         pending={"arxiv_fetch": list(data.values())},
+        settings=settings,
         # The lock section (rmeval.benchmarks.fairness.lock): the group tables and manifests, in config order.
         lock_inputs={"groups": [{"name": group, "data": data[group], "manifest": manifests[group]}
                                 for group in groups]},
         lock_files=(*data.values(), *manifests.values()),
-        own=FairnessPlan(
-            groups=groups,
-            arxiv=arxiv_plan,
-            arxiv_from_lock=(plan_arxiv_from_lock(config, context.lock_path, context.locate)
-                             if context.lock_path and arxiv["source"] == "lock" else None),
-        ),
+        own=FairnessPlan(groups=groups, snapshot=snapshot, arxiv_from_lock=from_lock),
         warnings=tuple(warnings),
     )

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rmeval import cli_settings
 from rmeval.benchmarks.rewardmath.aggregation import STEP_AGGREGATIONS
 from rmeval.benchmarks.rewardmath.catalogue import BENCHMARK, METRICS_RULE
 from rmeval.benchmarks.rewardmath.metric_tables import MetricTables
@@ -48,6 +49,7 @@ from rmeval.benchmarks.rewardmath.subjects import (
     SUBJECT_SLUGS,
 )
 from rmeval.benchmarks.rewardmath.tables import percent2
+from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
 
 
@@ -264,16 +266,21 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="SUBJECT", help="MATH subject slugs scored under --scores (default: all seven)")
     parser.add_argument("--registry", help="model registry (config/models.yaml): official files are shown under "
                                            "the registry name of the model they ran")
-    parser.add_argument("--prm-aggregation", default="prod", choices=list(STEP_AGGREGATIONS),
-                        help="the step aggregation that stands for each PRM in the side-by-side table")
+    parser.add_argument("--prm-aggregation", default=schema_default("rewardmath.prm_aggregation"),
+                        choices=list(STEP_AGGREGATIONS),
+                        help="the step aggregation that stands for each PRM in the side-by-side table "
+                             "(default: %(default)s)")
     parser.add_argument("--out", required=True, help="output folder for the tables")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--bootstrap", type=int, default=schema_default("rewardmath.bootstrap"),
+                        help="bootstrap resamples for the CIs (0: none; default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=schema_default("rewardmath.seed"),
+                        help="bootstrap seed (default: %(default)s)")
+    cli_settings.add_settings_argument(parser)
     return parser
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = cli_settings.parse_args(build_parser(), argv)
     if args.bootstrap < 0:
         raise RmevalError("--bootstrap must be >= 0")
     collected = collect(args)

@@ -18,9 +18,11 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from rmeval import cli_settings
 from rmeval.benchmarks.rewardmath.aggregation import STEP_AGGREGATIONS
 from rmeval.benchmarks.rewardmath.agreement import Point, one_per_model, rank_agreement, read_points
 from rmeval.benchmarks.rewardmath.tables import DAGGER
+from rmeval.config_check import schema_default
 
 FONT_SIZE = 7
 # Offsets tried for a label, in points: 8 directions on rings of growing radius (the first free one wins).
@@ -179,13 +181,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--table", required=True, help="rewardmath_vs_rewardbench.csv of rmeval rewardmath-metrics")
     parser.add_argument("--png", required=True, help="output PNG")
     parser.add_argument("--pdf", required=True, help="output PDF")
-    parser.add_argument("--prm-aggregation", default="prod", choices=list(STEP_AGGREGATIONS),
-                        help="which step aggregation stands for each PRM")
+    parser.add_argument("--prm-aggregation", default=schema_default("rewardmath.prm_aggregation"),
+                        choices=list(STEP_AGGREGATIONS),
+                        help="which step aggregation stands for each PRM (default: %(default)s)")
+    cli_settings.add_settings_argument(parser)
     return parser
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = cli_settings.parse_args(build_parser(), argv)
     points = read_points(Path(args.table))
     draw(points, args.prm_aggregation, Path(args.png), Path(args.pdf))
     shown = plotted_points(points, args.prm_aggregation)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.benchmarks.rewardmath.subjects import MATH_SUBJECTS, slugify_subject
+from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
 
 REWARDMATH_HF_ID = "RewardMATH/RewardMATH"
@@ -252,7 +253,8 @@ def load_rewardmath(source: str, path: str | None = None, split: str | None = No
     raise RmevalError(f"rewardmath.source: {source!r} is not one of ['hf', 'local']")
 
 
-def load_rewardbench_math_prm(source: str, path: str | None = None, split: str | None = "filtered",
+def load_rewardbench_math_prm(source: str, path: str | None = None,
+                              split: str | None = schema_default("rewardmath.rewardbench_split"),
                               revision: str | None = None) -> list[Pair]:
     """RewardBench's math-prm pairs from the hub (subset filter) or the local step-split JSON-lines file."""
     if source == "hf":

@@ -91,7 +91,7 @@ def bootstrap_means(values: Sequence[Sequence[float]], n_bootstrap: int, seed: i
     return [(float(lo), float(hi)) for lo, hi in zip(low, high, strict=True)]
 
 
-def summarize(problems: Sequence[ProblemScores], n_bootstrap: int = 1000, seed: int = 0) -> MetricSummary:
+def summarize(problems: Sequence[ProblemScores], n_bootstrap: int, seed: int) -> MetricSummary:
     outcomes = [problem_outcome(problem) for problem in problems]
     if not outcomes:
         raise RmevalError("no problems to evaluate")
@@ -114,8 +114,8 @@ class PairScores:
     rejected: float
 
 
-def pairwise_accuracy(pairs: Sequence[PairScores], n_bootstrap: int = 1000,
-                      seed: int = 0) -> tuple[int, float, tuple[float, float]]:
+def pairwise_accuracy(pairs: Sequence[PairScores], n_bootstrap: int,
+                      seed: int) -> tuple[int, float, tuple[float, float]]:
     """RewardBench's one-to-one accuracy (chosen strictly above rejected), percent, with its bootstrap CI."""
     if not pairs:
         raise RmevalError("no pairs to evaluate")

@@ -21,6 +21,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from rmeval import cli_settings
 from rmeval.benchmarks.rewardmath.official import normalise_problem
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
 from rmeval.errors import RmevalError
@@ -156,7 +157,7 @@ def _verdict(value: Any) -> str | None:
 
 
 # --- command lines --------------------------------------------------------------------------------------
-def positions_main(argv: list[str]) -> int:
+def positions_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval rewardmath-positions", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True, help="the prepared data folder of rmeval rewardmath-prepare")
@@ -165,7 +166,12 @@ def positions_main(argv: list[str]) -> int:
     parser.add_argument("--tables", nargs="+", default=[*SUBJECT_SLUGS, REWARDBENCH_STEM],
                         help="table stems to write (default: all seven subjects and RewardBench math-prm)")
     parser.add_argument("--out", required=True, help="output folder")
-    args = parser.parse_args(argv)
+    cli_settings.add_settings_argument(parser)
+    return parser
+
+
+def positions_main(argv: list[str]) -> int:
+    args = cli_settings.parse_args(positions_parser(), argv)
     summary = add_positions(Path(args.data), Path(args.out), args.positions, list(args.tables))
     totals = {k: sum(t[k] for t in summary["tables"].values()) for k in ("recorded", "seeded")}
     print(f"rewardmath-positions: {summary['source']}: {totals['recorded']} recorded, {totals['seeded']} seeded "
@@ -173,7 +179,7 @@ def positions_main(argv: list[str]) -> int:
     return 0
 
 
-def export_main(argv: list[str]) -> int:
+def export_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval rewardmath-export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True)
@@ -182,7 +188,12 @@ def export_main(argv: list[str]) -> int:
     parser.add_argument("--subjects", nargs="+", default=list(SUBJECT_SLUGS), choices=list(SUBJECT_SLUGS),
                         metavar="SUBJECT")
     parser.add_argument("--out", required=True, help="the JSON file to write")
-    args = parser.parse_args(argv)
+    cli_settings.add_settings_argument(parser)
+    return parser
+
+
+def export_main(argv: list[str]) -> int:
+    args = cli_settings.parse_args(export_parser(), argv)
     from rmeval.io.atomic import write_json_atomic
 
     rows = export_official(args.model, Path(args.scores), Path(args.data), list(args.subjects))

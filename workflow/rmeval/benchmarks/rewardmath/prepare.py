@@ -15,8 +15,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rmeval import cli_settings
 from rmeval.benchmarks.rewardmath.loading import Pair, Solution, load_rewardbench_math_prm, load_rewardmath
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SLUG_TO_SUBJECT, SUBJECT_SLUGS
+from rmeval.config_check import schema_default
 from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
 from rmeval.io.hashing import sha256_file
 
@@ -117,19 +119,26 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", choices=["hf", "local"], required=True, help="where RewardMATH comes from")
     parser.add_argument("--path", help="local RewardMATH JSON / JSON-lines file (source local)")
-    parser.add_argument("--split", default=None, help="hub split of RewardMATH/RewardMATH (default: its only split)")
-    parser.add_argument("--revision", default=None, help="hub revision (commit) of RewardMATH/RewardMATH")
+    parser.add_argument("--split", default=schema_default("rewardmath.split"),
+                        help="hub split of RewardMATH/RewardMATH (default: its only split)")
+    parser.add_argument("--revision", default=schema_default("rewardmath.revision"),
+                        help="hub revision (commit) of RewardMATH/RewardMATH")
+    # A run by hand skips RewardBench unless asked (no download); the workflow passes rewardmath.rewardbench_source.
     parser.add_argument("--rewardbench-source", choices=["hf", "local", "none"], default="none",
-                        help="where RewardBench math-prm comes from; none skips it (an empty table is written)")
+                        help="where RewardBench math-prm comes from; none (the default here) skips it (an empty "
+                             "table is written)")
     parser.add_argument("--rewardbench-path", help="local step-split math-prm pairs (JSON-lines)")
-    parser.add_argument("--rewardbench-split", default="filtered", help="hub split of allenai/reward-bench")
-    parser.add_argument("--rewardbench-revision", default=None, help="hub revision of allenai/reward-bench")
+    parser.add_argument("--rewardbench-split", default=schema_default("rewardmath.rewardbench_split"),
+                        help="hub split of allenai/reward-bench (default: %(default)s)")
+    parser.add_argument("--rewardbench-revision", default=schema_default("rewardmath.rewardbench_revision"),
+                        help="hub revision of allenai/reward-bench")
     parser.add_argument("--out", required=True, help="output folder (results/rewardmath/data)")
+    cli_settings.add_settings_argument(parser)
     return parser
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = cli_settings.parse_args(build_parser(), argv)
     for name in ("path", "split", "revision", "rewardbench_path", "rewardbench_split", "rewardbench_revision"):
         if getattr(args, name) == "":
             setattr(args, name, None)  # Snakemake passes unset config keys as empty strings

@@ -22,27 +22,29 @@ from rmeval.benchmarks.fairness.arxiv.categories import GroupSpec
 from rmeval.benchmarks.fairness.arxiv.collect import DateWindow, GroupCollector
 from rmeval.benchmarks.fairness.arxiv.ratelimit import SharedRateLimiter
 from rmeval.benchmarks.fairness.arxiv.records import canonical_id
+from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
 from rmeval.io.atomic import write_json_atomic
 from rmeval.io.clock import utc_now
 from rmeval.io.hashing import sha256_text
 
-DEFAULT_BASE_URL = "https://export.arxiv.org/api/query"
 MIN_POLITE_DELAY = 3.0  # arXiv API terms of use: no more than one request every three seconds
 _TOTAL = re.compile(rb"<(?:\w+:)?totalResults[^>]*>\s*(\d+)\s*<")
 
 
 @dataclass
 class ApiSettings:
-    base_url: str = DEFAULT_BASE_URL
-    page_size: int = 200
-    delay_seconds: float = MIN_POLITE_DELAY
-    retries: int = 5
-    backoff_seconds: float = 5.0
-    max_backoff_seconds: float = 300.0
-    timeout_seconds: float = 60.0
-    max_results: int = 30000
-    cache_dir: str = "resources/arxiv_cache"
+    """The config's `arxiv.api:` section; each default is the schema's."""
+
+    base_url: str = schema_default("arxiv.api.base_url")
+    page_size: int = schema_default("arxiv.api.page_size")
+    delay_seconds: float = schema_default("arxiv.api.delay_seconds")
+    retries: int = schema_default("arxiv.api.retries")
+    backoff_seconds: float = schema_default("arxiv.api.backoff_seconds")
+    max_backoff_seconds: float = schema_default("arxiv.api.max_backoff_seconds")
+    timeout_seconds: float = schema_default("arxiv.api.timeout_seconds")
+    max_results: int = schema_default("arxiv.api.max_results")
+    cache_dir: str = schema_default("arxiv.api.cache_dir")
 
     def validate(self) -> None:
         if self.page_size < 1 or self.page_size > 2000:

@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from rmeval.benchmarks.fairness.arxiv.cli_fetch import GROUP_NAME, add_settings_arguments, settings_from_args
+from rmeval import cli_settings
+from rmeval.benchmarks.fairness.arxiv.cli_fetch import (
+    GROUP_NAME,
+    add_settings_arguments,
+    command_settings,
+    settings_from_args,
+)
 from rmeval.errors import RmevalError
+
+# The `arxiv:` keys the selection reads (allow_fewer: false | true | balanced | keep).
+SELECT_OPTIONS = ("papers_per_group", "seed", "allow_fewer", "candidate_factor", "categories_table")
+
+
+def select_settings(arxiv: Mapping[str, Any]) -> dict[str, Any]:
+    """`rmeval arxiv-select --settings` for a run, from its filled `arxiv:` section."""
+    return command_settings(arxiv, SELECT_OPTIONS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,21 +32,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--candidates-dir", default="results/arxiv", type=Path, help="arxiv-fetch outputs")
     parser.add_argument("--out-dir", default="results/data", type=Path, help="where {group}.parquet goes")
-    parser.add_argument("--allow-fewer", dest="allow_fewer", help="false | true | balanced | keep")
-    add_settings_arguments(parser, ["papers_per_group", "seed", "candidate_factor", "categories_table"])
+    add_settings_arguments(parser, SELECT_OPTIONS)
     return parser
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = cli_settings.parse_args(build_parser(), argv)
     for group in args.groups:
         if not GROUP_NAME.match(group):
             raise RmevalError(f"groups: group name {group!r} must match ^[a-z0-9_]+$")
     settings = settings_from_args(args)
-    if args.allow_fewer is not None:
-        from rmeval.benchmarks.fairness.arxiv.settings import parse_allow_fewer
-
-        settings.allow_fewer = parse_allow_fewer(args.allow_fewer)
     from rmeval.benchmarks.fairness.arxiv.select import select_groups
 
     manifests = select_groups(args.groups, settings, args.candidates_dir, args.out_dir)

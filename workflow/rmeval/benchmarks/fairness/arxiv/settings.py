@@ -1,4 +1,4 @@
-"""The `arxiv:` section of the config, parsed into dataclasses with defaults; errors name the key."""
+"""The `arxiv:` section of the config, parsed into dataclasses with the schema's defaults; errors name the key."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from rmeval.benchmarks.fairness.arxiv.api import ApiSettings
 from rmeval.benchmarks.fairness.arxiv.collect import DateWindow
+from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
 
 SOURCES = ("snapshot", "api", "lock")  # lock: rebuild the groups of `lock:` (rmeval.benchmarks.fairness.lock.rebuild)
@@ -40,15 +41,17 @@ def parse_allow_fewer(value: Any) -> str | None:
 
 @dataclass
 class ArxivSettings:
+    # The config must name its source (the schema has no default); a Python caller or a fetch run by hand that
+    # names none reads a snapshot.
     source: str = "snapshot"
-    snapshot: str | None = None
-    papers_per_group: int = 2000
-    seed: int = 0
-    allow_fewer: str | None = None
-    candidate_factor: float = 2.0
-    date_from: date | None = None
-    date_to: date | None = None
-    categories_table: str | None = None
+    snapshot: str | None = None  # required by the source snapshot: no default
+    papers_per_group: int = schema_default("arxiv.papers_per_group")
+    seed: int = schema_default("arxiv.seed")
+    allow_fewer: str | None = parse_allow_fewer(schema_default("arxiv.allow_fewer"))
+    candidate_factor: float = schema_default("arxiv.candidate_factor")
+    date_from: date | None = parse_day(schema_default("arxiv.date_from"), "arxiv.date_from")
+    date_to: date | None = parse_day(schema_default("arxiv.date_to"), "arxiv.date_to")
+    categories_table: str | None = schema_default("arxiv.categories_table")
     api: ApiSettings = field(default_factory=ApiSettings)
 
     @property

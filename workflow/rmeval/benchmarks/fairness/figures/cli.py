@@ -3,8 +3,9 @@
     rmeval fairness-figures --tables results/tables --out results/figures
 
 The figures are the catalogue's outputs of rule `fairness_figures` (rmeval.benchmarks.fairness.catalogue): each
-names its `draw(*tables) -> Figure` and the tables it is drawn from, and is written as PNG and PDF. `--figures`
-draws a subset, which needs only that subset's tables (fig2 and fig3 need group_means.csv alone);
+names its `draw(*tables) -> Figure` and the tables it is drawn from (the gap forest also reads the run record
+fairness_stats.json: it marks significance at the alpha the tables used), and is written as PNG and PDF.
+`--figures` draws a subset, which needs only that subset's tables (fig2 and fig3 need group_means.csv alone);
 `--table KEY=PATH` reads one table from elsewhere than `--tables` (KEY: its catalogue key, e.g. table7).
 """
 
@@ -15,7 +16,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from rmeval import cli_settings
 from rmeval.benchmarks.fairness.catalogue import BENCHMARK, FIGURES_RULE
+from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
 
 FIGURES = BENCHMARK.of_rule(FIGURES_RULE)
@@ -50,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"figures to draw (default: all of {', '.join(FIGURE_NAMES)})",
     )
-    parser.add_argument("--dpi", type=int, default=200, help="PNG resolution (default: 200)")
+    parser.add_argument("--dpi", type=int, default=schema_default("figures.dpi"),
+                        help="PNG resolution (default: %(default)s)")
+    cli_settings.add_settings_argument(parser)
     return parser
 
 
@@ -86,7 +91,7 @@ def draw_figures(paths: Mapping[str, Path], out_dir: Path, names: list[str], dpi
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = cli_settings.parse_args(build_parser(), argv)
     if args.dpi < 50 or args.dpi > 1200:
         raise RmevalError(f"--dpi: {args.dpi} is outside 50-1200")
     written = draw_figures(table_paths(args), args.out, list(dict.fromkeys(args.figures)), args.dpi)

@@ -3,12 +3,15 @@
 Unlike the NMGD, this gap does not divide by the mean reward, so it is comparable across models
 whatever their scale or sign. Each row is annotated with the groups at the extremes, the
 permutation p-value and the NMGD with its bootstrap CI, so the two metrics can be read side by side.
+A square marks a permutation p-value below the alpha the tables were computed with (`stats.alpha`, from the
+run record of `rmeval fairness-stats`), which the title states.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from rmeval.labels import group_label
 from rmeval.plotting.style import pyplot
@@ -41,9 +44,16 @@ def format_nmgd(row: pd.Series) -> str:
     return text
 
 
-def draw(gap: pd.DataFrame) -> Figure:
+def significant(p_value: float, alpha: float) -> bool:
+    """What a square marks: a permutation p-value below the run's alpha."""
+    return math.isfinite(p_value) and p_value < alpha
+
+
+def draw(gap: pd.DataFrame, record: Mapping[str, Any]) -> Figure:
+    """`gap`: table7_gap.csv; `record`: fairness_stats.json (its `settings.alpha` is the significance level)."""
     import matplotlib.transforms as transforms
 
+    alpha = float(record["settings"]["alpha"])
     plt = pyplot()
     rows = gap.sort_values("scale_free_gap", ascending=True, kind="stable").reset_index(drop=True)
     figure, axes = plt.subplots(figsize=(8.0, 0.5 * len(rows) + 1.3), layout="constrained")
@@ -58,13 +68,13 @@ def draw(gap: pd.DataFrame) -> Figure:
         has_ci = math.isfinite(row["gap_ci_low"]) and math.isfinite(row["gap_ci_high"])
         gap = row["scale_free_gap"]
         xerr = [[gap - row["gap_ci_low"]], [row["gap_ci_high"] - gap]] if has_ci else None
-        significant = math.isfinite(row["perm_p_value"]) and row["perm_p_value"] < 0.05
+        square = significant(row["perm_p_value"], alpha)
         axes.errorbar(
             gap,
             y,
             xerr=xerr,
-            fmt="s" if significant else "o",
-            color="#0072B2" if significant else "#777777",
+            fmt="s" if square else "o",
+            color="#0072B2" if square else "#777777",
             markersize=6,
             elinewidth=1.6,
             capsize=3,
@@ -91,7 +101,7 @@ def draw(gap: pd.DataFrame) -> Figure:
         f"dotted lines: {marks} ({names} standardized difference)"
     )
     axes.set_title(
-        "Largest group gap per model (squares: permutation p < 0.05; circles: not significant)",
+        f"Largest group gap per model (squares: permutation p < {alpha:g}; circles: not significant)",
         loc="left",
     )
     return figure

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rmeval.errors import RmevalError
 
@@ -127,10 +127,28 @@ def read_rank_points(path: Path) -> pd.DataFrame:
     return table
 
 
+def read_stats_record(path: Path) -> dict[str, Any]:
+    """fairness_stats.json, the run record of `rmeval fairness-stats`: the figures mark significance at its
+    `settings.alpha`, the level the tables used."""
+    import json
+
+    if not path.is_file():
+        raise RmevalError(f"{path}: run record not found (run `rmeval fairness-stats` first)")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise RmevalError(f"{path}: not a readable JSON record ({error})") from None
+    alpha = record.get("settings", {}).get("alpha") if isinstance(record, dict) else None
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha < 1.0:
+        raise RmevalError(f"{path}: settings.alpha must be a number in (0, 1), got {alpha!r}")
+    return record
+
+
 # Catalogue key of a table -> the loader that checks it; a figure drawn from another table adds its loader here.
-READERS: dict[str, Callable[[Path], pd.DataFrame]] = {
+READERS: dict[str, Callable[[Path], Any]] = {
     "group_means": read_group_means,
     "table7": read_gap,
+    "record": read_stats_record,
     "adjusted_group_means": read_adjusted,
     "rank_points": read_rank_points,
 }

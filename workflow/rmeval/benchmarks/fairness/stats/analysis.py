@@ -16,20 +16,24 @@ from rmeval.benchmarks.fairness.stats import gaps, length, oneway, posthoc
 from rmeval.benchmarks.fairness.stats.builders import TableContext
 from rmeval.benchmarks.fairness.stats.loading import ModelScores, ScoreSet
 from rmeval.benchmarks.fairness.stats.tables import Table
+from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
 
 if TYPE_CHECKING:
     from rmeval.benchmarks.catalogue import Output
 
-PAPER_REFERENCE_MODEL = "Nemotron-4-340B-Reward"
+# The paper's reference model: the config's default `reference_model`. Known even when the registry lacks it.
+PAPER_REFERENCE_MODEL: str = schema_default("reference_model")
 
 
 @dataclass(frozen=True)
 class StatsSettings:
-    alpha: float = 0.05
-    bootstrap: int = 2000
-    permutations: int = 2000
-    seed: int = 0
+    """The config's `stats:` section and `reference_model`, defaults from the schema (fairness-stats' record)."""
+
+    alpha: float = schema_default("stats.alpha")
+    bootstrap: int = schema_default("stats.bootstrap")
+    permutations: int = schema_default("stats.permutations")
+    seed: int = schema_default("stats.seed")
     reference_model: str | None = PAPER_REFERENCE_MODEL
 
 

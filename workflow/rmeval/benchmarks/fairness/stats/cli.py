@@ -8,18 +8,21 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
+from rmeval import cli_settings
+from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
 from rmeval.io.atomic import write_json_atomic
 
-DEFAULT_REGISTRY = Path("config/models.yaml")
+DEFAULT_REGISTRY = Path(schema_default("registry"))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval fairness-stats", description=__doc__)
     parser.add_argument("--scores", required=True, type=Path, help="folder of {model}/{group}.parquet|.csv")
     parser.add_argument("--out", required=True, type=Path, help="folder for the tables")
-    parser.add_argument("--reference-model", default="Nemotron-4-340B-Reward",
+    parser.add_argument("--reference-model", default=schema_default("reference_model"),
                         help="model Table 4 correlates against (default: %(default)s); skipped with a note "
                              "when it has no scores, an error when the name is unknown")
     parser.add_argument("--registry", type=Path, default=None,
@@ -36,10 +39,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="analyse only these model folders, in this order (default: every folder)")
     parser.add_argument("--groups", nargs="+", default=None,
                         help="analyse only these groups, in this order (default: all, sorted)")
-    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap replicates (default: %(default)s)")
-    parser.add_argument("--permutations", type=int, default=2000, help="label permutations (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for bootstrap and permutations")
-    parser.add_argument("--alpha", type=float, default=0.05, help="family-wise alpha for post-hoc tests")
+    parser.add_argument("--bootstrap", type=int, default=schema_default("stats.bootstrap"),
+                        help="bootstrap replicates (default: %(default)s)")
+    parser.add_argument("--permutations", type=int, default=schema_default("stats.permutations"),
+                        help="label permutations (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=schema_default("stats.seed"),
+                        help="seed for bootstrap and permutations (default: %(default)s)")
+    parser.add_argument("--alpha", type=float, default=schema_default("stats.alpha"),
+                        help="family-wise alpha of the post-hoc tests, and the level the tables, figures and "
+                             "summary call significant (default: %(default)s)")
+    cli_settings.add_settings_argument(parser)
     return parser
 
 
@@ -63,11 +72,12 @@ def _registry(path: Path | None) -> tuple[dict[str, int | None], set[str]]:
     return {name: spec.rewardbench_rank for name, spec in registry.items()}, set(registry)
 
 
-def _rank_overrides(text: str | None) -> dict[str, int | None]:
+def _rank_overrides(text: str | dict[str, Any] | None) -> dict[str, int | None]:
+    """`--ranks` as JSON text, or (from --settings) the mapping itself."""
     if not text:
         return {}
     try:
-        ranks = json.loads(text)
+        ranks = json.loads(text) if isinstance(text, str) else text
     except ValueError as error:
         raise RmevalError(f"--ranks: not valid JSON ({error})") from error
     if not isinstance(ranks, dict):
@@ -79,7 +89,7 @@ def _rank_overrides(text: str | None) -> dict[str, int | None]:
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = cli_settings.parse_args(build_parser(), argv)
     _check_settings(args)
     from rmeval.benchmarks.fairness.catalogue import BENCHMARK
     from rmeval.benchmarks.fairness.stats import analysis, provenance

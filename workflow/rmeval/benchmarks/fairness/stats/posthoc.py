@@ -86,7 +86,7 @@ def _pair(
     )
 
 
-def tukey_hsd(groups: list[str], samples: list[np.ndarray], alpha: float = 0.05) -> list[PairComparison]:
+def tukey_hsd(groups: list[str], samples: list[np.ndarray], alpha: float) -> list[PairComparison]:
     """Tukey-Kramer HSD (unequal n allowed) on the pooled within-group variance."""
     k = len(samples)
     n_total = sum(s.size for s in samples)
@@ -100,7 +100,7 @@ def tukey_hsd(groups: list[str], samples: list[np.ndarray], alpha: float = 0.05)
     return pairs
 
 
-def games_howell(groups: list[str], samples: list[np.ndarray], alpha: float = 0.05) -> list[PairComparison]:
+def games_howell(groups: list[str], samples: list[np.ndarray], alpha: float) -> list[PairComparison]:
     """Games-Howell: Tukey's studentized range with Welch SEs and df per pair."""
     k = len(samples)
     pairs = []
