@@ -1,4 +1,4 @@
-"""workflow/rules/arxiv.smk run by Snakemake on a small snapshot (three groups), and linted."""
+"""workflow/rules/fairness_arxiv.smk run by Snakemake on a small snapshot (three groups), and linted."""
 
 from __future__ import annotations
 
@@ -12,24 +12,18 @@ from workflow_helpers import run_snakemake_process
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Stands in for the Snakefile + common.smk: GROUPS, config_path, benchmark_file and json, as common.smk provides them.
+# Stands in for the Snakefile + fairness.smk: the schema's defaults, common.smk (the run plan and its helpers), the
+# fairness plan's groups, then the arXiv stage alone.
 SNAKEFILE = """
-import json
-from pathlib import Path
-from snakemake.utils import validate
+from rmeval.config_check import config_schema, fill_defaults
 
 configfile: "config.yaml"
-validate(config, "{schema}")
-GROUPS = list(config["groups"])
+fill_defaults(config, config_schema())
 
-def config_path(value):
-    return str(Path(value))
+include: "{common}"
 
-def benchmark_file(path):
-    return f"results/perf/{{path}}"
-
-wildcard_constraints:
-    group="|".join(GROUPS),
+FAIRNESS = PLAN.own("fairness")
+GROUPS = list(FAIRNESS.groups)
 
 include: "{rules}"
 
@@ -61,12 +55,10 @@ def workdir(tmp_path: Path) -> Path:
     (tmp_path / "config.yaml").write_text(
         "groups:\n  systems_science: [eess.SY]\n  mathematics: [math]\n  economics: [econ]\n"
         "arxiv:\n  source: snapshot\n  snapshot: snapshot.jsonl\n  papers_per_group: 5\n  seed: 3\n"
-        "models: [unused]\n"
+        "models: [{name: unused, path: local/unused}]\n"
     )
     (tmp_path / "Snakefile").write_text(
-        SNAKEFILE.format(
-            schema=REPO / "workflow/schemas/config.schema.yaml", rules=REPO / "workflow/rules/arxiv.smk"
-        )
+        SNAKEFILE.format(common=REPO / "workflow/rules/common.smk", rules=REPO / "workflow/rules/fairness_arxiv.smk")
     )
     return tmp_path
 

@@ -1,6 +1,6 @@
 """`snakemake --report`: every fairness figure is in the HTML with its caption, and renders in Chromium.
 
-Two reports are checked. A small one from a workflow that includes the real `figures.smk`, fed
+Two reports are checked. A small one from a workflow that includes the real `fairness_figures.smk`, fed
 with hand-made tables (always runs; the Chromium part skips without Chromium), and the report of
 the end-to-end run of the real workflow (needs the shared data and Chromium).
 """
@@ -88,7 +88,7 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
         "fill_defaults(config, config_schema())\n\n"
         f'report: "{REPORT_DIR / "workflow.rst"}"\n\n'
         f'include: "{REPO_ROOT / "workflow" / "rules" / "common.smk"}"\n'
-        f'include: "{REPO_ROOT / "workflow" / "rules" / "figures.smk"}"\n\n\n'
+        f'include: "{REPO_ROOT / "workflow" / "rules" / "fairness_figures.smk"}"\n\n\n'
         "rule all:\n"
         "    input:\n"
         "        rules.fairness_figures.output,\n"
@@ -147,7 +147,7 @@ def test_figures_rule_wraps_every_png_in_report_with_its_caption() -> None:
         assert figure.path == f"results/figures/{figure.stem}.png"
         assert (figure.caption, figure.category) == (f"{figure.stem}.rst", "Fairness figures")
         assert figure.formats == ("pdf",) and figure.labels["figure"] and figure.labels["shows"]
-    rules = (REPO_ROOT / "workflow" / "rules" / "figures.smk").read_text()
+    rules = (REPO_ROOT / "workflow" / "rules" / "fairness_figures.smk").read_text()
     assert 'output:\n        **rule_outputs("fairness", "fairness_figures"),' in rules
 
 

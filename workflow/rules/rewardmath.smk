@@ -3,19 +3,14 @@
 # `rewardmath.enabled: true`. The subject list comes from the config (no checkpoint): prepare always writes all
 # seven subject tables. What runs is planned by rmeval.benchmarks.rewardmath.plan (the benchmark's planner); the
 # files written are declared in its catalogue.
-from rmeval.benchmarks.rewardmath.plan import ALL_TABLES as RM_ALL_TABLES, cli_flags
+from rmeval.benchmarks.rewardmath.plan import ALL_TABLES as RM_ALL_TABLES
 
 RM_PLAN = PLAN.own("rewardmath")
 RM_SCORES = PLAN.score_files("rewardmath")
 RM_LOCAL_INPUTS = dict(RM_PLAN.local_inputs)
 RM_TABLE_FILES = RM_PLAN.table_files
-RM_PRM_AGGREGATION = RM_PLAN.prm_aggregation
 # Beyond the catalogue and the score files, `rule all` asks for every judge's official export.
 BENCHMARK_EXTRA_TARGETS["rewardmath"] = lambda: RM_PLAN.exports
-
-
-wildcard_constraints:
-    rm_table="|".join(RM_ALL_TABLES),
 
 
 rule rewardmath_prepare:
@@ -26,10 +21,7 @@ rule rewardmath_prepare:
         manifest="results/rewardmath/data/manifest.json",
     params:
         out=subpath(output.manifest, parent=True),
-        source=RM_PLAN.source,
-        local_files=lambda wildcards, input: cli_flags(input),
-        rb_source=RM_PLAN.rewardbench_source,
-        hub=RM_PLAN.hub_flags(),  # Hub split / revision flags, only for the keys the config sets
+        settings=stage_settings("rewardmath", "rewardmath_prepare"),  # sources, local files, Hub splits / revisions
     localrule: True
     log:
         "logs/rewardmath/prepare.log",
@@ -39,8 +31,7 @@ rule rewardmath_prepare:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval rewardmath-prepare --source {params.source} --rewardbench-source {params.rb_source}"
-        " {params.local_files} {params.hub} --out {params.out:q} > {log:q} 2>&1"
+        "rmeval rewardmath-prepare --out {params.out:q} --settings {params.settings:q} > {log:q} 2>&1"
 
 
 rule rewardmath_positions:
@@ -52,9 +43,8 @@ rule rewardmath_positions:
         summary="results/rewardmath/pairwise/positions.json",
     params:
         data=lambda wildcards, input: str(Path(input.tables[0]).parent),
-        # the positions file when one is an input (lint: no hard-coded input path), else hf / seeded
-        positions=lambda wildcards, input: input.get("positions", RM_PLAN.positions),
         out=subpath(output.summary, parent=True),
+        settings=stage_settings("rewardmath", "rewardmath_positions"),  # hf, seeded or the positions file
     localrule: True
     log:
         "logs/rewardmath/positions.log",
@@ -64,7 +54,7 @@ rule rewardmath_positions:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval rewardmath-positions --data {params.data:q} --positions {params.positions:q} --out {params.out:q}"
+        "rmeval rewardmath-positions --data {params.data:q} --out {params.out:q} --settings {params.settings:q}"
         " > {log:q} 2>&1"
 
 
@@ -77,13 +67,10 @@ rule rewardmath_metrics:
     output:
         **rule_outputs("rewardmath", "rewardmath_metrics"),
     params:
-        workflow_scores=lambda wildcards, input: RM_PLAN.workflow_scores_flags(input.scores),
-        official=RM_PLAN.official_flags(),
         data=lambda wildcards, input: str(Path(input.data[0]).parent),
         out=subpath(output.metrics, parent=True),
-        bootstrap=RM_PLAN.bootstrap,
-        seed=RM_PLAN.seed,
-        prm_aggregation=RM_PRM_AGGREGATION,
+        # the scored models and subjects, the official files, the registry, bootstrap, seed, PRM aggregation
+        settings=stage_settings("rewardmath", "rewardmath_metrics"),
     localrule: True
     log:
         "logs/rewardmath/metrics.log",
@@ -93,9 +80,8 @@ rule rewardmath_metrics:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval rewardmath-metrics {params.workflow_scores} {params.official} --data {params.data:q}"
-        " --registry {input.registry:q} --prm-aggregation {params.prm_aggregation}"
-        " --out {params.out:q} --bootstrap {params.bootstrap} --seed {params.seed} > {log:q} 2>&1"
+        "rmeval rewardmath-metrics --data {params.data:q} --out {params.out:q} --settings {params.settings:q}"
+        " > {log:q} 2>&1"
 
 
 rule rewardmath_export:
@@ -107,7 +93,7 @@ rule rewardmath_export:
     params:
         data=lambda wildcards, input: str(Path(input.data[0]).parent),
         scores=lambda wildcards, input: str(Path(input.scores[0]).parents[1]),
-        subjects=" ".join(RM_PLAN.subjects),
+        settings=stage_settings("rewardmath", "rewardmath_export"),
     localrule: True
     log:
         "logs/rewardmath/export/{model}.log",
@@ -118,7 +104,7 @@ rule rewardmath_export:
         "../../envs/rmeval.yaml"
     shell:
         "rmeval rewardmath-export --model {wildcards.model:q} --scores {params.scores:q} --data {params.data:q}"
-        " --subjects {params.subjects} --out {output.export:q} > {log:q} 2>&1"
+        " --out {output.export:q} --settings {params.settings:q} > {log:q} 2>&1"
 
 
 rule rewardmath_figures:
@@ -127,7 +113,7 @@ rule rewardmath_figures:
     output:
         **rule_outputs("rewardmath", "rewardmath_figures"),
     params:
-        prm_aggregation=RM_PRM_AGGREGATION,
+        settings=stage_settings("rewardmath", "rewardmath_figures"),
     localrule: True
     log:
         "logs/rewardmath/figures.log",
@@ -138,7 +124,7 @@ rule rewardmath_figures:
         "../../envs/rmeval.yaml"
     shell:
         "rmeval rewardmath-figures --table {input:q} --png {output.figure:q} --pdf {output.figure_pdf:q}"
-        " --prm-aggregation {params.prm_aggregation} > {log:q} 2>&1"
+        " --settings {params.settings:q} > {log:q} 2>&1"
 
 
 rule rewardmath_summary:
@@ -147,7 +133,7 @@ rule rewardmath_summary:
     output:
         **rule_outputs("rewardmath", "rewardmath_summary"),
     params:
-        prm_aggregation=RM_PRM_AGGREGATION,
+        settings=stage_settings("rewardmath", "rewardmath_summary"),  # the PRM aggregation, the run's alpha
     localrule: True
     log:
         "logs/rewardmath/summary.log",
@@ -157,5 +143,5 @@ rule rewardmath_summary:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval rewardmath-summary --table {input:q} --out {output.summary:q}"
-        " --prm-aggregation {params.prm_aggregation} > {log:q} 2>&1"
+        "rmeval rewardmath-summary --table {input:q} --out {output.summary:q} --settings {params.settings:q}"
+        " > {log:q} 2>&1"

@@ -11,6 +11,7 @@ from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
 CATEGORY = "RewardMATH"
 METRICS_RULE = "rewardmath_metrics"
 SCORE_RULE = "rewardmath_score"
+SCORES_DIR = "results/rewardmath/scores"  # {model}/{table}.parquet below it
 DATA = "results/rewardmath/data/{table}.parquet"  # the prepared tables: one per MATH subject, and math-prm
 PAIRWISE_DATA = "results/rewardmath/pairwise/{table}.parquet"  # the same with the pairwise judges' positions
 TABLES = "rmeval.benchmarks.rewardmath.metric_tables"
@@ -32,7 +33,7 @@ BENCHMARK = Benchmark(
     planner="rmeval.benchmarks.rewardmath.plan:plan",
     models_key="rewardmath.models",
     score_stages=(
-        ScoreStage(rule=SCORE_RULE, scores="results/rewardmath/scores/{model}/{table}.parquet", task="pairs",
+        ScoreStage(rule=SCORE_RULE, scores=SCORES_DIR + "/{model}/{table}.parquet", task="pairs",
                    log="logs/rewardmath/score/{model}/{table}.log"),
     ),
     commands=(

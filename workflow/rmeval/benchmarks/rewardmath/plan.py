@@ -6,13 +6,18 @@ rewardmath.smk reads the `RewardMathPlan` it carries. Light on purpose (no panda
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmeval.benchmarks.rewardmath.catalogue import BENCHMARK, DATA, METRICS_RULE, PAIRWISE_DATA, SCORE_RULE
+from rmeval.benchmarks.rewardmath.catalogue import (
+    BENCHMARK,
+    DATA,
+    METRICS_RULE,
+    PAIRWISE_DATA,
+    SCORE_RULE,
+    SCORES_DIR,
+)
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
 from rmeval.errors import RmevalError
 
@@ -23,20 +28,15 @@ if TYPE_CHECKING:
 
 # Every prepared table: `rmeval rewardmath-prepare` always writes all seven subjects and RewardBench math-prm.
 ALL_TABLES: tuple[str, ...] = (*SUBJECT_SLUGS, REWARDBENCH_STEM)
-# Optional official result files, ingested into the same tables: `rmeval rewardmath-metrics` flag -> config key.
-OFFICIAL_FLAGS = {"--official": "official_dir", "--official-rewardbench": "official_rewardbench_dir",
-                  "--problems": "problems"}
+# Optional official result files, ingested into the same tables: `rmeval rewardmath-metrics` option -> config key.
+OFFICIAL_FILES = {"official": "official_dir", "official_rewardbench": "official_rewardbench_dir",
+                  "problems": "problems"}
 # Local data files, named after their `rmeval rewardmath-prepare` flag -> the source key that makes them local.
 LOCAL_FILES = {"path": "source", "rewardbench_path": "rewardbench_source"}
-# Hub split / revision keys, passed to `rmeval rewardmath-prepare` only when the config sets them.
+# Hub split / revision keys of `rmeval rewardmath-prepare` (the config's values, its schema's defaults).
 HUB_KEYS = ("split", "revision", "rewardbench_split", "rewardbench_revision")
 # Where pairwise judges' chosen positions come from when no file is named.
 NAMED_POSITIONS = ("hf", "seeded")
-
-
-def cli_flags(values: Mapping[str, Any]) -> str:
-    """`--key-name value ...`, each value shell-quoted (rule rewardmath_prepare passes its local `input:` files)."""
-    return " ".join(f"--{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in values.items())
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class RewardMathPlan:
     """The RewardMATH branch of one run: what is prepared, scored, ingested and written.
 
     models: the models scored on RewardMATH (`rewardmath.models`, resolved); judges / pairwise: the LLM judges
-    among them (all / pairwise ones). official: `rewardmath-metrics` flag -> official result path. local_inputs:
-    prepare flag -> local data file. positions: hf, seeded, a file, or None (no pairwise judge needs any).
+    among them (all / pairwise ones). official: `rewardmath-metrics` option -> official result path. local_inputs:
+    prepare option -> local data file. positions: hf, seeded, a file, or None (no pairwise judge needs any).
     """
 
     enabled: bool
@@ -58,7 +58,7 @@ class RewardMathPlan:
     rewardbench_source: str
     official: Mapping[str, str]
     local_inputs: Mapping[str, str]
-    hub: Mapping[str, str]
+    hub: Mapping[str, str | None]
     positions: str | None
     prm_aggregation: str
     bootstrap: int
@@ -73,8 +73,8 @@ class RewardMathPlan:
         enabled = bool(section["enabled"])
         source = section["source"]
         rewardbench_source = section["rewardbench_source"]
-        official = {flag: resolve_path(section[key]) for flag, key in OFFICIAL_FLAGS.items() if section.get(key)}
-        if enabled and not specs and "--official" not in official:
+        official = {option: resolve_path(section[key]) for option, key in OFFICIAL_FILES.items() if section.get(key)}
+        if enabled and not specs and "official" not in official:
             raise RmevalError("rewardmath.enabled is true but neither rewardmath.models nor rewardmath.official_dir "
                               "is set: nothing to evaluate")
         local_inputs = {key: resolve_path(section[key]) for key, source_key in LOCAL_FILES.items()
@@ -91,7 +91,7 @@ class RewardMathPlan:
             rewardbench_source=rewardbench_source,
             official=official,
             local_inputs=local_inputs,
-            hub={key: str(section[key]) for key in HUB_KEYS if section.get(key)},
+            hub={key: section[key] for key in HUB_KEYS},
             positions=_positions(section, source, {name: specs[name] for name in pairwise}, resolve_path),
             prm_aggregation=section["prm_aggregation"],
             bootstrap=section["bootstrap"],
@@ -122,21 +122,20 @@ class RewardMathPlan:
             files.update({f"{output.key}_{suffix}": output.sibling(suffix) for suffix in output.formats})
         return files
 
-    def hub_flags(self) -> str:
-        """`--split ... --rewardbench-revision ...`, only for the keys the config sets."""
-        return cli_flags(self.hub)
-
-    def official_flags(self) -> str:
-        """`--official DIR --official-rewardbench DIR --problems FILE` for `rmeval rewardmath-metrics`."""
-        return " ".join(f"{flag} {shlex.quote(path)}" for flag, path in self.official.items())
-
-    def workflow_scores_flags(self, score_files: Sequence[str]) -> str:
-        """`--scores DIR --models ... --subjects ...` for `rmeval rewardmath-metrics` ("" with no models);
-        DIR is the folder above the per-model folders of `score_files`."""
-        if not self.models:
-            return ""
-        scores_dir = shlex.quote(str(Path(score_files[0]).parents[1]))
-        return f"--scores {scores_dir} --models {' '.join(self.models)} --subjects {' '.join(self.subjects)}"
+    def settings(self, registry: str, alpha: float) -> dict[str, dict[str, Any]]:
+        """Each rule's `--settings` (rmeval.cli_settings): what the RewardMATH commands get besides their files."""
+        scored = {"scores": SCORES_DIR, "models": list(self.models), "subjects": list(self.subjects)} if self.models else {}
+        return {
+            "rewardmath_prepare": {"source": self.source, "rewardbench_source": self.rewardbench_source,
+                                   **self.local_inputs, **self.hub},
+            "rewardmath_positions": {"positions": self.positions},
+            "rewardmath_metrics": {**scored, **self.official, "registry": registry,
+                                   "prm_aggregation": self.prm_aggregation, "bootstrap": self.bootstrap,
+                                   "seed": self.seed},
+            "rewardmath_export": {"subjects": list(self.subjects)},
+            "rewardmath_figures": {"prm_aggregation": self.prm_aggregation},
+            "rewardmath_summary": {"prm_aggregation": self.prm_aggregation, "alpha": alpha},
+        }
 
 
 def _positions(section: Mapping[str, Any], source: str, pairwise: Mapping[str, ModelSpec],
@@ -206,6 +205,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         models=specs,
         model_keys=model_keys(BENCHMARK.models_key, section["models"]),
         score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), own.models, own.scored_tables, data),),
+        settings=own.settings(context.locate(config["registry"]), config["stats"]["alpha"]),
         needs=needs(section, own.local_inputs),
         pending={"rewardmath_prepare": ["results/rewardmath/data/manifest.json"]},
         own=own,

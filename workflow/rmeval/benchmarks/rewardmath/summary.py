@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmeval import cli_settings
 from rmeval.benchmarks.rewardmath.aggregation import STEP_AGGREGATIONS
 from rmeval.benchmarks.rewardmath.agreement import (
     Agreement,
@@ -175,13 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
                         choices=list(STEP_AGGREGATIONS), help="the step aggregation that stands for each PRM")
     parser.add_argument("--alpha", type=float, default=schema_default("stats.alpha"),
                         help="significance level for the rank correlation (default: stats.alpha's)")
+    cli_settings.add_settings_argument(parser)
     return parser
 
 
 def main(argv: list[str]) -> int:
     from rmeval.io.atomic import write_text_atomic
 
-    args = build_parser().parse_args(argv)
+    args = cli_settings.parse_args(build_parser(), argv)
     write_text_atomic(render(read_points(args.table), args.prm_aggregation, args.alpha), args.out)
     print(f"rewardmath-summary: wrote {args.out}")
     return 0

@@ -1,4 +1,4 @@
-# Stage 1: arXiv papers -> results/data/{group}.parquet (+ manifest).
+# The fairness benchmark's data: arXiv papers -> results/data/{group}.parquet (+ manifest).
 # arxiv_fetch streams the snapshot (or pages through the API) once per group and keeps a bounded seeded
 # candidate pool; arxiv_select drops titles shared between groups and writes the balanced sample.
 # Both run on the submitting host under SLURM: the API needs internet, and the work is I/O, not compute.
@@ -14,19 +14,16 @@ localrules:
     arxiv_select,
 
 
-ARXIV_PLAN = FAIRNESS.arxiv
-
-
 rule arxiv_fetch:
     input:
-        snapshot=[ARXIV_PLAN.snapshot] if ARXIV_PLAN.snapshot else [],
+        snapshot=[FAIRNESS.snapshot] if FAIRNESS.snapshot else [],
     output:
         candidates="results/arxiv/{group}.candidates.parquet",
         eligible="results/arxiv/{group}.eligible.u64",
         summary="results/arxiv/{group}.fetch.json",
     params:
         categories=lambda wildcards: config["groups"][wildcards.group],
-        settings=ARXIV_PLAN.fetch_json,
+        settings=stage_settings("fairness", "arxiv_fetch"),
     log:
         "logs/arxiv/fetch_{group}.log",
     benchmark:
@@ -47,8 +44,7 @@ rule arxiv_select:
         data=expand("results/data/{group}.parquet", group=GROUPS),
         manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
     params:
-        groups=GROUPS,
-        settings=ARXIV_PLAN.select_json,
+        settings=stage_settings("fairness", "arxiv_select"),  # the groups in config order, the sample's settings
     log:
         "logs/arxiv/select.log",
     benchmark:
@@ -57,7 +53,7 @@ rule arxiv_select:
         "../../envs/rmeval.yaml"
     # Warnings (allow_fewer's cut, with the counts) and errors go to the log and to the console.
     shell:
-        ": > {log:q}; rmeval arxiv-select --groups {params.groups} --candidates-dir results/arxiv --out-dir results/data"
+        ": > {log:q}; rmeval arxiv-select --candidates-dir results/arxiv --out-dir results/data"
         " --settings {params.settings:q} 2>&1 >> {log:q} | tee -a {log:q} >&2"
 
 
@@ -74,15 +70,12 @@ if FAIRNESS.arxiv_from_lock:
             data=expand("results/data/{group}.parquet", group=GROUPS),
             manifests=expand("results/data/{group}.manifest.json", group=GROUPS),
         params:
-            lock=ARXIV_FROM_LOCK.lock,
             lock_sha256=ARXIV_FROM_LOCK.lock_sha256,  # a different lock at the same path rebuilds the groups
-            groups=ARXIV_FROM_LOCK.groups_json,
-            settings=ARXIV_FROM_LOCK.settings_json,
+            settings=stage_settings("fairness", "arxiv_from_lock"),  # the lock, the groups, the arxiv: section
         localrule: True
         log:
             "logs/arxiv/from_lock.log",
         conda:
             "../../envs/rmeval.yaml"
         shell:
-            "rmeval arxiv-from-lock --lock {params.lock:q} --groups-json {params.groups:q}"
-            " --config-json {params.settings:q} --out-dir results/data > {log:q} 2>&1"
+            "rmeval arxiv-from-lock --settings {params.settings:q} > {log:q} 2>&1"

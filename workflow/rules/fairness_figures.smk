@@ -1,4 +1,4 @@
-# Stage 4: the fairness figures, drawn from the tables of `fairness_stats` (no torch, no GPU).
+# The fairness figures, drawn from the tables of `fairness_stats` (no torch, no GPU); included by fairness.smk.
 # The PNGs go into `snakemake --report`, each with a caption; the PDFs are for papers. The figures, their tables
 # and captions are declared in rmeval.benchmarks.fairness.catalogue.
 
@@ -11,7 +11,7 @@ rule fairness_figures:
     params:
         tables_dir=subpath(input.group_means, parent=True),
         out_dir=subpath(output.fig2, parent=True),
-        dpi=config["figures"]["dpi"],
+        settings=stage_settings("fairness", "fairness_figures"),
     localrule: True
     log:
         "logs/fairness_figures.log",
@@ -23,5 +23,5 @@ rule fairness_figures:
     conda:
         "../../envs/rmeval.yaml"
     shell:
-        "rmeval fairness-figures --tables {params.tables_dir:q} --out {params.out_dir:q} --dpi {params.dpi}"
+        "rmeval fairness-figures --tables {params.tables_dir:q} --out {params.out_dir:q} --settings {params.settings:q}"
         " > {log:q} 2>&1"
