@@ -56,6 +56,7 @@ def workdir(tmp_path: Path) -> Path:
         "groups:\n  systems_science: [eess.SY]\n  mathematics: [math]\n  economics: [econ]\n"
         "arxiv:\n  source: snapshot\n  snapshot: snapshot.jsonl\n  papers_per_group: 5\n  seed: 3\n"
         "models: [{name: unused, path: local/unused}]\n"
+        f"registry: {REPO / 'config' / 'models.yaml'}\n"
     )
     (tmp_path / "Snakefile").write_text(
         SNAKEFILE.format(common=REPO / "workflow/rules/common.smk", rules=REPO / "workflow/rules/fairness_arxiv.smk")

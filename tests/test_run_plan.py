@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import yaml
-from rmeval.benchmarks.fairness.planner import plan_arxiv
 from rmeval.cli_settings import settings_json
 from rmeval.config_check import check_config, config_schema
 from rmeval.errors import RmevalError
@@ -51,22 +50,38 @@ def test_config_path_prefers_the_working_directory_then_the_repo(tmp_path):
     assert config_path("/abs/file", REPO_ROOT, workdir=tmp_path) == "/abs/file"
 
 
-def test_arxiv_commands_get_the_filled_section_as_json():
+def located_inputs(value: str) -> str:
+    """The run's inputs located in a stand-in folder (the registry where it is)."""
+    return f"/located/{value}" if value.startswith("inputs/") else locate(value)
+
+
+def test_arxiv_commands_get_the_filled_section_as_their_settings():
     config = filled(arxiv={"source": "snapshot", "snapshot": "inputs/snap.jsonl.gz", "allow_fewer": "keep"})
-    plan = plan_arxiv(config["arxiv"], lambda value: f"/located/{value}")
-    assert plan.snapshot == "/located/inputs/snap.jsonl.gz"
-    fetch = json.loads(plan.fetch_json)  # `--settings` of arxiv-fetch: its option dests (arxiv.api.* unprefixed)
-    assert "allow_fewer" not in fetch and fetch["snapshot"] == plan.snapshot
+    plan = plan_run(config, located_inputs)
+    assert plan.own("fairness").snapshot == "/located/inputs/snap.jsonl.gz"
+    fetch = json.loads(plan.settings("fairness", "arxiv_fetch"))  # its option dests (arxiv.api.* unprefixed)
+    assert "allow_fewer" not in fetch and fetch["snapshot"] == "/located/inputs/snap.jsonl.gz"
     assert fetch["page_size"] == 200 and fetch["papers_per_group"] == 50 and "api" not in fetch
-    assert json.loads(plan.select_json) == {"papers_per_group": 50, "seed": 0, "allow_fewer": "keep",
-                                            "candidate_factor": 2.0, "categories_table": None}
-    assert plan.fetch_json == settings_json(fetch)  # canonical: the same settings, the same param
+    assert json.loads(plan.settings("fairness", "arxiv_select")) == {
+        "papers_per_group": 50, "seed": 0, "allow_fewer": "keep", "candidate_factor": 2.0, "categories_table": None,
+        "groups": list(QUICKSTART["groups"])}
+    assert plan.settings("fairness", "arxiv_fetch") == settings_json(fetch)  # canonical: same settings, same param
 
 
 def test_api_source_reads_no_snapshot_even_when_one_is_named():
     config = filled(arxiv={"source": "api", "snapshot": "inputs/snap.jsonl.gz"})
-    plan = plan_arxiv(config["arxiv"], lambda value: f"/located/{value}")
-    assert plan.snapshot is None and json.loads(plan.fetch_json)["snapshot"] == "inputs/snap.jsonl.gz"
+    plan = plan_run(config, located_inputs)
+    assert plan.own("fairness").snapshot is None
+    assert json.loads(plan.settings("fairness", "arxiv_fetch"))["snapshot"] == "inputs/snap.jsonl.gz"
+
+
+def test_fairness_stats_settings_name_models_groups_reference_and_ranks():
+    inline = {"name": "my-rm", "path": "/models/my-rm", "rewardbench_rank": 4}
+    plan = plan_run(filled(models=[SKYWORK, inline], reference_model=None), locate)
+    stats = json.loads(plan.settings("fairness", "fairness_stats"))
+    assert stats["models"] == [SKYWORK, "my-rm"] and stats["groups"] == list(QUICKSTART["groups"])
+    assert stats["reference_model"] == "" and stats["ranks"]["my-rm"] == 4  # "" skips Table 4 with a note
+    assert (stats["alpha"], stats["bootstrap"], stats["manifests"]) == (0.05, 2000, "results/data")
 
 
 def test_plan_of_the_quickstart_config():
@@ -115,8 +130,9 @@ def test_a_lock_pins_revisions_and_rebuilds_the_groups(tmp_path):
     rebuild = plan.own("fairness").arxiv_from_lock
     assert rebuild is not None and rebuild.lock == str(lock) and len(rebuild.lock_sha256) == 64
     assert rebuild.snapshot == [str(REPO_ROOT / "inputs/snap.jsonl.gz")]
-    assert json.loads(rebuild.groups_json) == config["groups"]
-    assert json.loads(rebuild.settings_json)["snapshot"] == rebuild.snapshot[0]
+    settings = json.loads(plan.settings("fairness", "arxiv_from_lock"))
+    assert settings["lock"] == str(lock) and json.loads(settings["groups_json"]) == config["groups"]
+    assert json.loads(settings["config_json"])["snapshot"] == rebuild.snapshot[0]
 
 
 @pytest.mark.parametrize(("changes", "message"), [

@@ -250,8 +250,9 @@ def test_a_fourth_benchmark_runs_through_the_workflow_without_touching_a_shared_
 
     snakemake = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
                  "--configfile", str(workdir / "config.yaml")]
-    bad = subprocess.run([*snakemake, "-n", "--config", "echo={'enabled': True, 'rows': 0}"], env=env,
-                         capture_output=True, text=True, timeout=300)
+    (workdir / "bad.yaml").write_text(yaml.safe_dump({**config, "echo": {**config["echo"], "rows": 0}}))
+    bad = subprocess.run([*snakemake[:-1], str(workdir / "bad.yaml"), "-n"], env=env, capture_output=True, text=True,
+                         timeout=300)
     assert bad.returncode != 0 and "echo.rows: got 0; expected an integer >= 1" in bad.stdout + bad.stderr
 
     run = subprocess.run([*snakemake, "--cores", "2", "results/tables/echo_means.csv"], env=env, capture_output=True,

@@ -17,8 +17,8 @@ from rmeval import cli_settings
 from rmeval.benchmarks.catalogue import import_target
 from rmeval.benchmarks.fairness.arxiv.api import ApiSettings
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
-from rmeval.cli import COMMANDS
-from rmeval.config_check import check_config, fill_defaults, load_schema, schema_default
+from rmeval.cli import commands
+from rmeval.config_check import check_config, config_schema, fill_defaults, load_schema, schema_default
 from rmeval.errors import RmevalError
 from rmeval.models.catalogue import ADAPTERS
 from rmeval.registry import MODELS_SCHEMA, ModelResources, ModelSpec
@@ -26,9 +26,9 @@ from rmeval.scoring import cli as score_cli
 from rmeval.scoring.engine import EngineSettings
 from rmeval.scoring.job import JobRequest
 from rmeval.scoring.settings import SCORING_DEFAULTS, ScoringSettings
-from workflow_helpers import PAPER_GROUPS, REPO_ROOT
+from workflow_helpers import PAPER_GROUPS
 
-SCHEMA = load_schema(REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml")
+SCHEMA = config_schema()  # the shared file and each benchmark's own sections
 # The fewest keys a config must set; everything else comes from the schema.
 REQUIRED_ONLY = {"groups": PAPER_GROUPS, "arxiv": {"source": "api"}, "models": ["Skywork-Reward-V2-Qwen3-0.6B"]}
 
@@ -45,7 +45,15 @@ SETTINGS_SECTIONS: dict[str, tuple[str, ...]] = {
     "rewardmath-metrics": ("rewardmath",),
     "rewardmath-export": ("rewardmath",),
     "rewardmath-figures": ("rewardmath",),
+    "rewardmath-summary": ("rewardmath", "stats"),
+    "arxiv-from-lock": (),
+    "run-reproduction": ("stats",),
+    "run-summary": ("stats",),
 }
+# Commands a rule never runs (nothing to hand them): by hand, or started by another command.
+WITHOUT_SETTINGS = {"tiny-model": "by hand", "model-server": "started by `rmeval score`",
+                    "lock": "its `write` takes --settings (tests/test_lock.py); diff and show are by hand",
+                    "fairness-summary": "by hand: the run's summary is `run-summary`"}
 # Options named like a config key whose default differs from the schema's on purpose, and why.
 DIFFERENT_ON_PURPOSE = {
     ("score", "threads"): "None: torch's own thread count by hand; the rule passes its `threads:`",
@@ -79,7 +87,7 @@ def command_parser(name: str) -> argparse.ArgumentParser:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(cli_settings, "parse_args", stop)
         with pytest.raises(_Parsed) as parsed:
-            import_target(COMMANDS[name][0])([])
+            import_target(commands()[name][0])([])
     return parsed.value.parser
 
 
@@ -236,20 +244,20 @@ def test_every_option_of_a_command_can_come_from_its_settings(name):
         assert getattr(parsed, dest) == value or str(getattr(parsed, dest)) == value, (name, dest)
 
 
-def test_score_flags_parse_back_into_the_same_settings():
+def test_score_settings_parse_back_into_the_same_settings():
     for settings in (SCORING_DEFAULTS, ScoringSettings(compile=True, threads=3, token_budget=1000, max_batch_rows=7,
                                                        checkpoint_every=0, server=False)):
-        args = score_cli.build_parser().parse_args(
-            ["--spec", "{}", "--task", "fairness", "--input", "x", "--output", "y", *settings.command_flags().split()])
+        handed = cli_settings.settings_json({"task": "fairness", **settings.command_settings()})
+        args = cli_settings.parse_args(score_cli.build_parser(),
+                                       ["--spec", "{}", "--input", "x", "--output", "y", "--settings", handed])
         parsed = ScoringSettings(compile=args.compile, threads=settings.threads, token_budget=args.token_budget,
                                  max_batch_rows=args.max_batch_rows, checkpoint_every=args.checkpoint_every,
                                  server=args.server is not False)
         assert parsed == settings
 
 
-def test_default_scoring_flags_are_the_ones_existing_outputs_were_made_with():
-    # A rule param: a different string re-runs every scoring job of every existing results/ folder.
-    assert SCORING_DEFAULTS.command_flags() == "--checkpoint-every 500 --max-batch-rows 64"
+def test_every_command_a_rule_runs_takes_settings():
+    assert set(commands()) == set(SETTINGS_SECTIONS) | set(WITHOUT_SETTINGS)
 
 
 def test_scoring_settings_name_an_unknown_key():

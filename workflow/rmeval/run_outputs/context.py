@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rmeval.benchmarks import benchmark, catalogue
+import rmeval.benchmarks as benchmarks
 from rmeval.benchmarks.catalogue import Benchmark
 from rmeval.errors import RmevalError
 
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every run-level command takes (the rule passes them as one --settings JSON)."""
     from rmeval.config_check import schema_default
 
-    parser.add_argument("--benchmarks", required=True, nargs="+", choices=list(catalogue()),
+    parser.add_argument("--benchmarks", required=True, nargs="+", choices=list(benchmarks.catalogue()),
                         help="the run's enabled benchmarks, in catalogue order")
     parser.add_argument("--root", type=Path, default=Path("."),
                         help="the run directory its files are read from (default: the working directory)")
@@ -80,7 +80,7 @@ def contexts(args: argparse.Namespace, provider: str,
         raise RmevalError(f"--options: {', '.join(stray)} is not among --benchmarks ({', '.join(args.benchmarks)})")
     chosen = []
     for name in dict.fromkeys(args.benchmarks):
-        bench = benchmark(name)
+        bench = benchmarks.benchmark(name)
         if getattr(bench, provider) is None:
             continue
         options = benchmark_options(bench, args.options.get(name) or {})

@@ -48,7 +48,7 @@ BENCHMARK = Benchmark(
         Command("rewardmath-figures", "rmeval.benchmarks.rewardmath.figures",
                 "RewardBench-math vs RewardMATH accuracy figure."),
         Command("rewardmath-summary", "rmeval.benchmarks.rewardmath.summary",
-                "Plain-words RewardMATH section (or append it to a summary)."),
+                "Plain-words RewardMATH section."),
     ),
     outputs=(
         _table("metrics", "rewardmath_metrics", "rewardmath_metrics.rst", "RewardMATH accuracy and MRR",
