@@ -170,7 +170,7 @@ def test_report_embeds_every_figure_with_caption_and_front_page(figures_report: 
     for stem in FIGURE_NAMES:
         assert f"javascript:app.showResultInfo('results/figures/{stem}.png')" in front_page
     # figures.dpi from the config reached the command (a 200-dpi Figure 2 is over 1500 px wide).
-    assert "dpi=60" in results["results/figures/fig2_group_means.png"]["job_properties"]["params"]
+    assert '\\"dpi\\":60' in results["results/figures/fig2_group_means.png"]["job_properties"]["params"]
     png = (figures_report.workdir / "results" / "figures" / "fig2_group_means.png").read_bytes()
     assert int.from_bytes(png[16:20], "big") < 800
     log = (figures_report.workdir / "logs" / "fairness_figures.log").read_text()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from rmeval.benchmarks.rewardmath.plan import ALL_TABLES, RewardMathPlan, cli_flags
+from rmeval.benchmarks.rewardmath.plan import ALL_TABLES, RewardMathPlan
 from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM, SUBJECT_SLUGS
 from rmeval.config_check import config_schema, fill_defaults
 from rmeval.errors import RmevalError
@@ -43,14 +43,16 @@ def test_pairwise_judge_at_recorded_positions_needs_pairwise_positions():
 
 def test_a_disabled_section_plans_nothing_and_raises_nothing():
     plan = _plan({"enabled": False})
-    assert not plan.enabled and plan.models == () and plan.exports == [] and plan.workflow_scores_flags([]) == ""
+    assert not plan.enabled and plan.models == () and plan.exports == []
+    assert "scores" not in plan.settings("config/models.yaml", 0.05)["rewardmath_metrics"]
     assert plan.subjects == SUBJECT_SLUGS and plan.scored_tables == (*SUBJECT_SLUGS, REWARDBENCH_STEM)
 
 
 def test_official_files_alone_are_enough():
     plan = _plan({"enabled": True, "official_dir": "results dir", "problems": "p.jsonl"})
-    assert plan.official == {"--official": "/abs/results dir", "--problems": "/abs/p.jsonl"}
-    assert plan.official_flags() == "--official '/abs/results dir' --problems /abs/p.jsonl"
+    assert plan.official == {"official": "/abs/results dir", "problems": "/abs/p.jsonl"}
+    metrics = plan.settings("config/models.yaml", 0.05)["rewardmath_metrics"]
+    assert metrics["official"] == "/abs/results dir" and metrics["problems"] == "/abs/p.jsonl"
 
 
 def test_positions_default_to_hub_seeded_or_a_resolved_file():
@@ -89,14 +91,19 @@ def test_judges_are_exported_and_models_keep_the_config_order():
     assert plan.exports == ["results/rewardmath/official/judge-d.json", "results/rewardmath/official/judge-p.json"]
 
 
-def test_command_line_fragments_are_quoted():
+def test_each_rule_gets_its_settings():
     plan = _plan({"enabled": True, "subjects": ["algebra"], "split": "test", "revision": None,
-                  "rewardbench_split": "filtered", "rewardbench_revision": "a b"}, _classifier("rm"))
-    assert plan.hub_flags() == "--split test --rewardbench-split filtered --rewardbench-revision 'a b'"
-    assert plan.workflow_scores_flags(["out dir/scores/rm/algebra.parquet"]) == (
-        "--scores 'out dir/scores' --models rm --subjects algebra")
-    assert cli_flags({"path": "my file.json", "rewardbench_path": "rb.jsonl"}) == (
-        "--path 'my file.json' --rewardbench-path rb.jsonl")
+                  "rewardbench_split": "filtered", "rewardbench_revision": "a b", "source": "local",
+                  "path": "my file.json"}, _classifier("rm"))
+    settings = plan.settings("/repo/config/models.yaml", 0.01)
+    assert settings["rewardmath_prepare"] == {"source": "local", "rewardbench_source": "hf", "path": "/abs/my file.json",
+                                              "split": "test", "revision": None, "rewardbench_split": "filtered",
+                                              "rewardbench_revision": "a b"}
+    assert settings["rewardmath_metrics"]["scores"] == "results/rewardmath/scores"
+    assert settings["rewardmath_metrics"]["models"] == ["rm"] and settings["rewardmath_metrics"]["subjects"] == ["algebra"]
+    assert settings["rewardmath_metrics"]["registry"] == "/repo/config/models.yaml"
+    assert settings["rewardmath_summary"] == {"prm_aggregation": "prod", "alpha": 0.01}  # the run's alpha
+    assert settings["rewardmath_export"] == {"subjects": ["algebra"]}
 
 
 def test_metric_settings_and_the_metrics_rule_files():

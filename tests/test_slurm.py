@@ -254,8 +254,8 @@ def test_slurm_run_killed_then_resumed_keeps_completed_pairs(slurm_run: ResumedR
 
 
 def _scored_on_this_machine(run: ResumedRun, out: Path) -> Path:
-    """The Slurm run's group data scored in this process, with the spec and engine flags the workflow gives a
-    local job (rmeval.run_plan, as common.smk plans them): the reference the cluster's score files must equal."""
+    """The Slurm run's group data scored in this process, with the spec and settings the workflow gives a local job
+    (rmeval.run_plan, as common.smk plans them): the reference the cluster's score files must equal."""
     from rmeval import run_plan
     from rmeval.config_check import config_schema, fill_defaults
     from workflow_helpers import rmeval_in_process
@@ -264,12 +264,12 @@ def _scored_on_this_machine(run: ResumedRun, out: Path) -> Path:
     fill_defaults(config, config_schema())
     with contextlib.chdir(run.workdir):  # the config's model paths are relative to the run directory
         plan = run_plan.plan_run(config, lambda value: run_plan.config_path(value, REPO, run.workdir))
+        (jobs,) = plan.score_jobs
         for model in E2E_MODELS:
             for group in E2E_GROUPS:
-                args = ["score", "--spec", plan.all_specs[model].to_json(), "--task", "fairness",
-                        "--input", f"results/data/{group}.parquet", "--output", str(out / model / f"{group}.parquet"),
-                        "--threads", str(plan.scoring.threads), *plan.scoring.command_flags().split(),
-                        *plan.locked_revision_flag(model).split()]
+                args = ["score", "--spec", plan.all_specs[model].to_json(), "--input", jobs.data(model, group),
+                        "--output", str(out / model / f"{group}.parquet"), "--threads", str(plan.scoring.threads),
+                        "--settings", plan.score_settings(jobs, model)]
                 assert rmeval_in_process(args) == 0, f"{model}/{group}"
     return out
 

@@ -332,6 +332,7 @@ def test_snakemake_dry_run_rejects_overlapping_groups(tmp_path: Path, drill) -> 
 def test_reference_model_null_gives_a_well_formed_stats_command(tmp_path: Path, drill) -> None:
     import shlex
 
+    from rmeval import cli_settings
     from rmeval.benchmarks.fairness.stats.cli import build_parser
 
     drill("config: reference_model null", "input",
@@ -346,7 +347,7 @@ def test_reference_model_null_gives_a_well_formed_stats_command(tmp_path: Path, 
     (line,) = [ln for ln in result.stdout.splitlines() if "rmeval fairness-stats" in ln]
     argv = shlex.split(line.split("rmeval fairness-stats", 1)[1].split(" > ")[0])
     try:
-        args = build_parser().parse_args(argv)
+        args = cli_settings.parse_args(build_parser(), argv)
     except SystemExit as error:
         raise AssertionError(f"rule fairness_stats renders an unparseable command: {line.strip()}") from error
     assert args.reference_model == ""
