@@ -1,6 +1,6 @@
 """`stats.alpha` reaches every table and figure: `rmeval fairness-stats` at alpha 0.01 on a small seeded score set,
-then `rmeval fairness-figures`; the tables' significance columns, the run record and the gap forest's markers and
-title all say 0.01. The score set is built so that 0.01 and 0.05 disagree on some gaps and pairs."""
+then `rmeval fairness-figures` and the summary; the tables' significance columns, the run record, the gap forest's
+markers and title and the summary's sentences all say 0.01. The score set is built so that 0.01 and 0.05 disagree on some gaps and pairs."""
 
 from __future__ import annotations
 
@@ -72,3 +72,20 @@ def test_the_gap_forest_marks_significance_at_the_alpha(run: Path) -> None:
                for model, container in zip(models, axes.containers, strict=True)}
     assert squares == {model: bool(p_values[model] < ALPHA) for model in SHIFTS}
     assert "(squares: permutation p < 0.01; circles: not significant)" in axes.get_title(loc="left")
+
+
+def test_the_summary_judges_at_the_alpha(run: Path) -> None:
+    """The summary (its fairness section; the run summary's is the same text) takes the run record's alpha: a gap is
+    called chance exactly where the gap forest draws a circle, and the count of unfair models is the ANOVA's."""
+    out = run.parent / "summary.md"
+    assert rmeval_main(["fairness-summary", "--tables", str(run), "--out", str(out)]) == 0
+    text = out.read_text()
+    p_values = read_gap(run / "table7_gap.csv").set_index("model")["perm_p_value"]
+    anova = pd.read_csv(run / "table1_anova.csv").set_index("model")["p_value"]
+    assert f"{int((anova < ALPHA).sum())} of {len(SHIFTS)} model(s) show a significant difference between groups at " \
+           f"alpha = 0.01." in text
+    paragraphs = {model: text.split(f"### {model}", 1)[1].split("###", 1)[0] for model in SHIFTS}
+    for model, p_value in p_values.items():
+        chance = "not distinguishable from chance at alpha = 0.01" in paragraphs[model]
+        assert chance == bool(p_value >= ALPHA), (model, p_value)
+    assert "0.05" not in text.replace("p < 0.05", "")  # no sentence judges at another level
