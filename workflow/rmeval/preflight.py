@@ -48,36 +48,35 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class FileNeed:
-    """A local input file a benchmark's rule reads: Snakemake would stop on its absence anyway, so it always fails."""
+class Need:
+    """Something a benchmark's rules need: the config key it comes from, what is wrong when it is missing (the
+    setting that needs it, for an endpoint or a dataset), the way out, the rules it blocks."""
 
     key: str
-    path: str
-    what: str  # "file not found: <path>", with any hint
+    what: str
     fix: str
     rules: frozenset[str]
 
 
 @dataclass(frozen=True)
-class UrlNeed:
-    """An endpoint a benchmark's jobs contact (not probed when it is on loopback)."""
+class FileNeed(Need):
+    """A local input file: Snakemake would stop on its absence anyway, so a missing one always fails."""
 
-    key: str
-    url: str
-    what: str  # the setting that needs it, e.g. "'api'"
-    fix: str
-    rules: frozenset[str]
+    path: str = ""
 
 
 @dataclass(frozen=True)
-class DatasetNeed:
-    """A Hugging Face dataset a benchmark's data stage loads: in the cache, or the hub must be reachable."""
+class UrlNeed(Need):
+    """An endpoint its jobs contact (not probed when it is on loopback)."""
 
-    key: str
-    dataset: str
-    what: str  # the setting that needs it, e.g. "'hf'"
-    fix: str
-    rules: frozenset[str]
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class DatasetNeed(Need):
+    """A Hugging Face dataset its data stage loads: in the cache, or the hub must be reachable."""
+
+    dataset: str = ""
 
 
 @dataclass(frozen=True)

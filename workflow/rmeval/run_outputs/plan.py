@@ -18,16 +18,9 @@ from rmeval.benchmarks.catalogue import Benchmark
 from rmeval.cli_settings import settings_json
 from rmeval.run_outputs.catalogue import RUN, SUMMARY_RULE
 from rmeval.run_outputs.report import report_sections
+from rmeval.run_plan import config_value
 
 ALPHA_KEY = "stats.alpha"  # the run's significance level: every verdict and summary sentence uses it
-
-
-def config_value(config: Mapping[str, Any], dotted_key: str) -> Any:
-    """config["a"]["b"] for "a.b" (the Snakefile has filled in the schema's defaults)."""
-    value: Any = config
-    for part in dotted_key.split("."):
-        value = value[part]
-    return value
 
 
 @dataclass(frozen=True)

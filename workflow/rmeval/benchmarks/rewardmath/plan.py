@@ -173,13 +173,14 @@ def needs(section: Mapping[str, Any], local_inputs: Mapping[str, str]) -> Needs:
 
     datasets = {"source": REWARDMATH_HF_ID, "rewardbench_source": REWARDBENCH_HF_ID}
     return Needs(
-        files=tuple(FileNeed(f"rewardmath.{key}", path, f"file not found: {path}",
-                             "fix the path, or use the Hub source (`hf`) where there is network", PREPARE_RULES)
+        files=tuple(FileNeed(key=f"rewardmath.{key}", path=path, what=f"file not found: {path}",
+                             fix="fix the path, or use the Hub source (`hf`) where there is network",
+                             rules=PREPARE_RULES)
                     for key, path in local_inputs.items()),
         datasets=tuple(
-            DatasetNeed(f"rewardmath.{source_key}", datasets[source_key], "'hf'",
-                        f"offline, use `rewardmath.{source_key}: local`{alternative} with "
-                        f"`rewardmath.{local_key}` (config/README.md)", PREPARE_RULES)
+            DatasetNeed(key=f"rewardmath.{source_key}", dataset=datasets[source_key], what="'hf'",
+                        fix=f"offline, use `rewardmath.{source_key}: local`{alternative} with "
+                            f"`rewardmath.{local_key}` (config/README.md)", rules=PREPARE_RULES)
             for source_key, (local_key, alternative) in HUB_SOURCES.items() if section[source_key] == "hf"),
     )
 

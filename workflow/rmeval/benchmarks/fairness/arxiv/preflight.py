@@ -68,14 +68,14 @@ def arxiv_needs(arxiv: Mapping[str, Any], snapshot: str | None) -> Needs:
         where = "" if Path(given).is_absolute() else " (a relative path is read from the working directory)"
         window = bool(arxiv.get("date_from") or arxiv.get("date_to"))
         return Needs(
-            files=(FileNeed("arxiv.snapshot", snapshot, f"file not found: {given}{where}",
-                            "download arxiv-metadata-oai-snapshot (Kaggle) or fix the path; the format is in "
-                            f"{SNAPSHOT_FORMAT}, the route in the {OFFLINE_DOCS}", FETCH_RULES),),
+            files=(FileNeed(key="arxiv.snapshot", path=snapshot, what=f"file not found: {given}{where}",
+                            fix="download arxiv-metadata-oai-snapshot (Kaggle) or fix the path; the format is in "
+                                f"{SNAPSHOT_FORMAT}, the route in the {OFFLINE_DOCS}", rules=FETCH_RULES),),
             checks=(Check(FETCH_RULES, lambda: _snapshot_check(snapshot, window)),),
         )
     if source == "api":
         url = str(arxiv["api"]["base_url"])
-        return Needs(urls=(UrlNeed("arxiv.source", url, "'api'",
-                                   f"offline, use `arxiv.source: snapshot` (config/offline.yaml; {OFFLINE_DOCS})",
-                                   FETCH_RULES),))
+        return Needs(urls=(UrlNeed(key="arxiv.source", url=url, what="'api'",
+                                   fix=f"offline, use `arxiv.source: snapshot` (config/offline.yaml; {OFFLINE_DOCS})",
+                                   rules=FETCH_RULES),))
     return Needs()
