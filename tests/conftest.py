@@ -136,6 +136,21 @@ def xdist_group_of(item: pytest.Item) -> str:
     return path
 
 
+# The fast tier, `python -m pytest -m "not workflow"` (README, Development): what a test module calls says whether
+# it starts Snakemake (a scenario run, a dry run, a lint, a toy workflow, the fork server), so a new module is
+# marked without anyone remembering to. Its other tests leave the fast tier with it: the tier stays a subset.
+WORKFLOW_CALLS = ("run_snakemake", "run_scenario", "e2e_run", "both_branches_run", '"snakemake"', "snakemake_forkserver")
+# Unit tests that are slow all the same: the cold TorchInductor compile (about 45 s).
+SLOW_TESTS = ("tests/test_scoring_engine.py::test_compiled_model_gives_the_eager_rewards",)
+
+
+def _starts_workflows(path: Path, cache: dict[Path, bool] = {}) -> bool:  # noqa: B006 - a per-session cache
+    if path not in cache:
+        source = path.read_text(encoding="utf-8") if path.suffix == ".py" else ""
+        cache[path] = any(call in source for call in WORKFLOW_CALLS)
+    return cache[path]
+
+
 def _start_rank(group: str) -> int:
     return LONGEST_GROUPS_FIRST.index(group) if group in LONGEST_GROUPS_FIRST else len(LONGEST_GROUPS_FIRST)
 
@@ -146,3 +161,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: _start_rank(groups[item.nodeid]))  # stable: file order within a group
     for item in items:
         item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+        if _starts_workflows(Path(str(item.fspath))) or item.nodeid.split("[")[0] in SLOW_TESTS:
+            item.add_marker(pytest.mark.workflow)
