@@ -18,7 +18,7 @@ def summary_rows(record: ArxivLock) -> list[SummaryRow]:
 
 
 LOCK_SECTION = LockSection(
-    keys=("arxiv", "groups"),
+    keys=("arxiv", "corpus", "groups"),
     locks="arXiv papers with versions",
     rerun="`arxiv.source: lock`",
     build=build_section,
