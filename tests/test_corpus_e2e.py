@@ -82,6 +82,7 @@ def test_lock_records_the_corpus_file_and_row_hashes(paired_run):
     corpus_file = paired_run.workdir / "config" / "examples" / "own_groups_corpus.jsonl"
     assert lock["corpus"]["sha256"] == hashlib.sha256(corpus_file.read_bytes()).hexdigest()
     assert "arxiv" not in lock and lock["corpus"]["unmapped_labels"] == {"register:draft": 1}
+    assert "(corpus rows, model commits" in (paired_run.results / "lock.yaml").read_text().splitlines()[0]
     formal = lock["groups"]["formal"]
     assert formal["categories"] == ["register:formal"] and formal["rows"] == 8
     data = pd.read_parquet(paired_run.results / "data" / "formal.parquet")
