@@ -26,7 +26,14 @@ PAIRED_TABLES = (
         for stem in ("table_paired", "paired_groups", "paired_posthoc")
         for suffix in ("csv", "md", "tex")
     }
-    | {"paired_differences": "results/tables/paired_differences.csv"}
+    | {
+        "table_paired_csv": report(
+            "results/tables/table_paired.csv",
+            caption=str(REPOSITORY / "workflow" / "report" / "table_paired.rst"),
+            category="Fairness tables",
+        ),
+        "paired_differences": "results/tables/paired_differences.csv",
+    }
     if FAIRNESS.corpus and FAIRNESS.corpus.paired
     else {}
 )
@@ -43,7 +50,7 @@ PAIRED_FIGURES = (
     if PAIRED_TABLES
     else {}
 )
-BENCHMARK_EXTRA_TARGETS["fairness"] = lambda: [*PAIRED_TABLES.values(), *PAIRED_FIGURES.values()]
+BENCHMARK_EXTRA_TARGETS["fairness"] = lambda: [str(path) for path in (*PAIRED_TABLES.values(), *PAIRED_FIGURES.values())]
 
 include: "fairness_figures.smk"
 
