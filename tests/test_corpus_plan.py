@@ -79,3 +79,14 @@ def test_corpus_groups_take_any_label_and_need_a_prompt():
         check_config(config, SCHEMA)
     config["corpus"]["prompt_template"] = "Answer: {question}"
     checked(config)
+
+
+def test_preflight_needs_name_the_corpus_key():
+    needs = plan_run(checked(EXAMPLE), locate).benchmarks["fairness"].needs
+    assert [(need.key, need.path) for need in needs.files] == [
+        ("corpus.path", locate("config/examples/own_groups_corpus.jsonl"))]
+    config = checked(EXAMPLE)
+    config["corpus"] = {**config["corpus"], "source": "hf", "hf": {"name": "your-org/your-corpus"}}
+    checked(config)
+    needs = plan_run(checked(config), locate).benchmarks["fairness"].needs
+    assert [(need.key, need.dataset) for need in needs.datasets] == [("corpus.hf.name", "your-org/your-corpus")]
