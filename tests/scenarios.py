@@ -187,6 +187,10 @@ def prepare(scenario: Scenario, workdir: Path, shared_data: Path,
         tiny_model(workdir / path, model.get("seed", 0), model.get("kind", "classifier"))
     for path, source in (inputs.get("shared") or {}).items():
         _shared_file(shared_data, workdir / path, source)
+    for path, source in (inputs.get("repository") or {}).items():  # a file of this repository (e.g. a corpus)
+        target = workdir / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO_ROOT / source, target)
 
 
 def lint(names: list[str], shared_data: Path, root: Path) -> int:

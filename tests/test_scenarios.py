@@ -14,7 +14,10 @@ LOCAL_PATH_KEYS = ("path", "rewardbench_path", "pairwise_positions", "official_d
 
 def local_inputs(config: dict) -> list[str]:
     """The run-directory paths a config reads: its snapshot, local model folders (`./...`), RewardMATH files."""
-    paths = [config["arxiv"].get("snapshot")]
+    paths = [(config.get("arxiv") or {}).get("snapshot")]
+    corpus = config.get("corpus") or {}
+    if corpus.get("source") == "table":
+        paths.append(corpus["path"])
     rewardmath = config.get("rewardmath") or {}
     models = [m for m in [*config["models"], *rewardmath.get("models", [])] if isinstance(m, dict)]
     paths += [model["path"] for model in models if model["path"].startswith("./")]

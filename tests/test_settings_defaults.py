@@ -47,6 +47,7 @@ SETTINGS_SECTIONS: dict[str, tuple[str, ...]] = {
     "rewardmath-figures": ("rewardmath",),
     "rewardmath-summary": ("rewardmath", "stats"),
     "arxiv-from-lock": (),
+    "corpus-prepare": ("corpus",),
     "run-reproduction": ("stats",),
     "run-summary": ("stats",),
 }

@@ -73,7 +73,7 @@ class Lock:
         providers = section_providers()
         body = yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=False, allow_unicode=True,
                               width=120)
-        return header([providers[name] for name in self.sections]) + body
+        return header([providers[name] for name in self.sections], list(self.sections.values())) + body
 
     def sha256(self) -> str:
         return sha256_text(self.to_yaml())

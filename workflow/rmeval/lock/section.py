@@ -35,6 +35,8 @@ class LockSection:
     parse: (the whole lock document, where) -> record; errors name the key. Called when any of `keys` is present.
     diff: (first, second) -> lines naming what differs; [] when equal.
     summary_rows: record -> (item, name, locked) rows for `lock show` and lock_summary.csv.
+    phrases: record -> (locks, rerun) where they depend on what the record holds (a benchmark with two data
+        sources); None: `locks` and `rerun` always.
     """
 
     keys: tuple[str, ...]
@@ -44,6 +46,10 @@ class LockSection:
     diff: Callable[[Any, Any], list[str]]
     summary_rows: Callable[[Any], list[SummaryRow]]
     rerun: str = ""
+    phrases: Callable[[Any], tuple[str, str]] | None = None
+
+    def header_phrases(self, record: Any = None) -> tuple[str, str]:
+        return self.phrases(record) if self.phrases is not None and record is not None else (self.locks, self.rerun)
 
 
 def section_providers() -> dict[str, LockSection]:
@@ -65,10 +71,13 @@ def section_providers() -> dict[str, LockSection]:
     return providers
 
 
-def header(providers: list[LockSection]) -> str:
-    """The lock's two comment lines, naming what the sections lock and how to rerun from them."""
-    used = ", ".join([provider.locks for provider in providers] + ["model commits", "software"])
-    rerun = " and ".join(["`lock: <this file>`"] + [provider.rerun for provider in providers if provider.rerun])
+def header(providers: list[LockSection], records: list[Any] | None = None) -> str:
+    """The lock's two comment lines, naming what the sections lock and how to rerun from them (`records`, in the
+    providers' order, for providers whose phrases depend on their record)."""
+    phrases = [provider.header_phrases(record)
+               for provider, record in zip(providers, records or [None] * len(providers), strict=True)]
+    used = ", ".join([locks for locks, _ in phrases] + ["model commits", "software"])
+    rerun = " and ".join(["`lock: <this file>`"] + [rerun for _, rerun in phrases if rerun])
     return (
         f"# rmeval lock: exactly what this run used ({used}).\n"
         f"# Rerun it: {rerun} in a config (README, \"Reproduce our run\").\n"

@@ -58,6 +58,8 @@ BENCHMARK = Benchmark(
     title="Group fairness on arXiv abstracts (Song et al. 2025)",
     rule_file="workflow/rules/fairness.smk",
     order=10,
+    # its own section: `corpus:` (a grouped corpus instead of arXiv); groups/arxiv live in the shared schema
+    config_schema="rmeval.benchmarks.fairness:config.schema.yaml",
     planner="rmeval.benchmarks.fairness.planner:plan",
     models_key="models",
     score_stages=(
@@ -72,6 +74,8 @@ BENCHMARK = Benchmark(
                 "Drop cross-group titles, sample each group, write data + manifests."),
         Command("arxiv-from-lock", "rmeval.benchmarks.fairness.lock.cli",
                 "Rebuild the locked group tables (arxiv.source: lock) from the API's id_list or a snapshot."),
+        Command("corpus-prepare", "rmeval.benchmarks.fairness.corpus.cli",
+                "A grouped corpus (corpus:) -> one table per group + manifests, as the arXiv stage writes."),
         Command("fairness-stats", "rmeval.benchmarks.fairness.stats.cli",
                 "Group-fairness statistics and Tables 1-4 from score files."),
         Command("fairness-summary", "rmeval.benchmarks.fairness.summary",

@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rmeval.benchmarks.fairness.arxiv.preflight import arxiv_needs
 from rmeval.benchmarks.fairness.catalogue import BENCHMARK, DATA, DATA_DIR, MANIFEST, SCORE_RULE
 from rmeval.errors import RmevalError
+from rmeval.preflight import Needs
 from rmeval.registry import ModelSpec
 from rmeval.run_plan import BenchmarkPlan, Locate, PlanContext, ScoreJobs, model_keys
+
+CORPUS_RULE = "corpus_prepare"
 
 
 def arxiv_settings_json(arxiv: Mapping[str, Any], snapshot: str | None) -> str:
@@ -60,13 +64,22 @@ def check_groups(config: Mapping[str, Any], locate: Locate) -> None:
 
 
 @dataclass(frozen=True)
+class CorpusPlan:
+    """`corpus:` set: the corpus stage's input file (none for an HF dataset) and whether the design is paired."""
+
+    inputs: list[str]
+    paired: bool
+
+
+@dataclass(frozen=True)
 class FairnessPlan:
     """What fairness.smk and its stage files read: the groups, the snapshot the fetch reads, the rebuild from a
-    lock (the rules' settings are the BenchmarkPlan's)."""
+    lock, or the grouped corpus that replaces arXiv (the rules' settings are the BenchmarkPlan's)."""
 
     groups: tuple[str, ...]
     snapshot: str | None
     arxiv_from_lock: ArxivFromLock | None
+    corpus: CorpusPlan | None = None
 
 
 def stats_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec], groups: tuple[str, ...],
@@ -84,10 +97,63 @@ def stats_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec], g
     }
 
 
+def corpus_needs(corpus: Mapping[str, Any], located: str | None) -> Needs:
+    from rmeval.preflight import DatasetNeed, FileNeed
+
+    rules = frozenset({CORPUS_RULE})
+    if corpus["source"] == "hf":
+        name = corpus["hf"]["name"]
+        if Path(name).is_dir():
+            return Needs()
+        return Needs(datasets=(DatasetNeed(key="corpus.hf.name", dataset=name, what="'hf'", rules=rules,
+                                           fix="offline, use `corpus.source: table` with a local file"),))
+    return Needs(files=(FileNeed(key="corpus.path", path=located or "", rules=rules,
+                                 what=f"file not found: {corpus['path']}", fix="fix corpus.path"),))
+
+
+def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
+    """`corpus:` set: rule corpus_prepare writes the group tables; arXiv's rules are not defined."""
+    corpus = dict(config["corpus"])
+    located = context.locate(corpus["path"]) if corpus["source"] == "table" else None
+    if located:
+        corpus["path"] = located
+    paired = corpus["columns"].get("pair") is not None
+    models = context.resolve(config["models"], BENCHMARK.models_key)
+    groups = tuple(config["groups"])
+    data = {group: DATA.format(group=group) for group in groups}
+    manifests = {group: MANIFEST.format(group=group) for group in groups}
+    stats = stats_settings(config, models, groups, context.locate)
+    stats["corpus"] = True
+    if paired:
+        stats["pairs"] = DATA_DIR
+    return BenchmarkPlan(
+        name=BENCHMARK.name,
+        models=models,
+        model_keys=model_keys(BENCHMARK.models_key, config["models"]),
+        score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), tuple(models), groups,
+                              lambda model, table: data[table]),),
+        needs=corpus_needs(corpus, located),
+        pending={CORPUS_RULE: list(data.values())},
+        settings={
+            CORPUS_RULE: {"corpus_json": json.dumps(corpus, sort_keys=True),
+                          "groups_json": json.dumps(config["groups"]), "out_dir": DATA_DIR},
+            "fairness_stats": stats,
+            "fairness_figures": {"dpi": config["figures"]["dpi"], **({"paired": True} if paired else {})},
+        },
+        lock_inputs={"groups": [{"name": group, "data": data[group], "manifest": manifests[group]}
+                                for group in groups]},
+        lock_files=(*data.values(), *manifests.values()),
+        own=FairnessPlan(groups=groups, snapshot=None, arxiv_from_lock=None,
+                         corpus=CorpusPlan(inputs=[located] if located else [], paired=paired)),
+    )
+
+
 def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from rmeval.benchmarks.fairness.arxiv.cli_fetch import fetch_settings
     from rmeval.benchmarks.fairness.arxiv.cli_select import select_settings
 
+    if config.get("corpus"):
+        return plan_corpus(config, context)
     check_groups(config, context.locate)
     models = context.resolve(config["models"], BENCHMARK.models_key)
     groups = tuple(config["groups"])

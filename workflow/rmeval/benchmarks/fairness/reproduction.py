@@ -124,11 +124,28 @@ def verdict(statistic: str, model: str, ours: float, paper: Published, facts: di
     raise KeyError(f"fairness compares no statistic {statistic!r}")
 
 
+def _corpus_run(context: RunContext) -> bool:
+    import json
+
+    from rmeval.benchmarks.fairness.corpus.detect import corpus_source
+
+    record = context.path("record")
+    groups = json.loads(record.read_text(encoding="utf-8")).get("groups", []) if record.is_file() else []
+    return corpus_source(context.root, list(groups)) is not None
+
+
 def reproduction_part(context: RunContext) -> ReproductionPart:
-    """Our Tables 1-4 beside the paper's values (`Benchmark.reproduction`)."""
+    """Our Tables 1-4 beside the paper's values (`Benchmark.reproduction`); none for a grouped corpus (its note
+    says not applicable)."""
     published = load_published(context.published, STATISTICS)
     ours, facts = our_values({key: context.path(key) for key in context.benchmark.reproduction_inputs})
     shown = statistics(context.alpha)
+    if _corpus_run(context):
+        from rmeval.benchmarks.fairness.corpus.detect import NOT_APPLICABLE
+
+        models = tuple(dict.fromkeys(model for model, _, _ in ours))
+        return ReproductionPart(tuple(shown.values()), (), models, frozenset(models), published.papers,
+                                (NOT_APPLICABLE,))
     comparisons = []
     for (model, aggregation, statistic), value in ours.items():
         paper = published.values.get((model, aggregation, statistic))

@@ -231,7 +231,8 @@ def reproduction_line(tables: dict[str, Any]) -> str | None:
     return text + "."
 
 
-def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: float) -> list[str]:
+def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: float,
+                      corpus: dict[str, Any] | None = None) -> list[str]:
     lines = ["## Across models", ""]
     table4 = tables.get("table4_pearson")
     reference = record.get("reference_model_used")
@@ -253,12 +254,37 @@ def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: flo
         elif not row.empty:
             lines.append(f"- \"Better models are fairer\" was not tested: {row.iloc[0]['note']}.")
     reproduction = reproduction_line(tables)
+    if corpus is not None:
+        from rmeval.benchmarks.fairness.corpus.detect import NOT_APPLICABLE
+
+        reproduction = f"- {NOT_APPLICABLE}"
     if reproduction:
         lines.append(reproduction)
     return lines + [""]
 
 
-def render(tables: dict[str, Any], record: dict[str, Any], alpha: float) -> str:
+def paired_lines(paired: Any, alpha: float) -> list[str]:
+    """The paired design's sentences, per model, and what each design shows."""
+    lines = ["## Paired (counterfactual) design", "",
+             "The unpaired tests above compare the groups' reward distributions over different rows: a difference "
+             "there may come from the content each group holds. The paired tests compare the same content rendered "
+             "once per group (rows sharing a pair id), so a difference there is the group's rendering alone "
+             "(table_paired, paired_groups, paired_posthoc; pairs missing a group are left out).", ""]
+    for model, rows in paired.groupby("model", sort=False):
+        parts = []
+        for row in rows.itertuples(index=False):
+            if math.isnan(row.p_value):
+                parts.append(f"{row.test} not computable ({int(row.n_pairs)} complete pairs)")
+                continue
+            verdict = "differs" if row.p_value < alpha else "does not differ significantly"
+            parts.append(f"{row.test}: {verdict} ({_p(row.p_value)}, {int(row.n_pairs)} pairs; {row.effect} "
+                         f"{row.estimate:.3f}, 95% CI {row.ci_low:.3f} to {row.ci_high:.3f})")
+        lines.append(f"- {model}: the same content's reward across groups " + "; ".join(parts) + ".")
+    return lines + [""]
+
+
+def render(tables: dict[str, Any], record: dict[str, Any], alpha: float, corpus: dict[str, Any] | None = None,
+           paired: Any = None) -> str:
     models = list(tables["table1_anova"]["model"])
     groups = record.get("groups") or sorted(set(tables["group_means"]["group"]))
     settings = record.get("settings", {})
@@ -273,7 +299,8 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float) -> str:
     lines = [
         "# Group fairness of reward models: summary",
         "",
-        f"{len(models)} reward model(s) scored arXiv abstracts from {len(groups)} groups (n per group: {sizes}). "
+        f"{len(models)} reward model(s) scored {_data_words(corpus)} from {len(groups)} groups "
+        f"(n per group: {sizes}). "
         "A fair model gives the same mean reward to every group. "
         f"{len(unfair)} of {len(models)} model(s) show a significant difference between groups at alpha = {alpha:g}.",
         "",
@@ -291,8 +318,18 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float) -> str:
     ]
     for model in models:
         lines += model_paragraph(tables, model, alpha, settings.get("permutations"))
-    lines += cross_model_lines(tables, record, alpha)
+    lines += cross_model_lines(tables, record, alpha, corpus)
+    if paired is not None:
+        lines += paired_lines(paired, alpha)
     return "\n".join(lines)
+
+
+def _data_words(corpus: dict[str, Any] | None) -> str:
+    if corpus is None:
+        return "arXiv abstracts"
+    from rmeval.benchmarks.fairness.corpus.detect import describe
+
+    return f"the responses of {describe(corpus)}"
 
 
 def append_section(text: str, path: Path) -> str:
@@ -309,8 +346,16 @@ def append_section(text: str, path: Path) -> str:
 
 def summary_section(context: RunContext) -> str:
     """The fairness section of the run's summary (`Benchmark.summary_section`), at the run's alpha."""
+    import pandas as pd
+
+    from rmeval.benchmarks.fairness.corpus.detect import corpus_source
+
     tables = _read_tables(_table_paths(context.path, context.run_path(REPRODUCTION.key)))
-    return render(tables, _record(context.path("record")), context.alpha)
+    record = _record(context.path("record"))
+    corpus = corpus_source(context.root, list(record.get("groups") or []))
+    paired_path = context.path("table1").parent / "table_paired.csv"  # written beside Table 1 for a paired corpus
+    paired = pd.read_csv(paired_path) if corpus is not None and paired_path.is_file() else None
+    return render(tables, record, context.alpha, corpus, paired)
 
 
 def main(argv: list[str]) -> int:

@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--dpi", type=int, default=schema_default("figures.dpi"),
                         help="PNG resolution (default: %(default)s)")
+    parser.add_argument("--paired", action="store_true",
+                        help="also draw the paired design's figure from paired_differences.csv (a paired corpus)")
     cli_settings.add_settings_argument(parser)
     return parser
 
@@ -90,11 +92,29 @@ def draw_figures(paths: Mapping[str, Path], out_dir: Path, names: list[str], dpi
     return written
 
 
+def draw_paired(tables: Path, out_dir: Path, dpi: int) -> list[Path]:
+    import pandas as pd
+
+    from rmeval.benchmarks.fairness.corpus.figure import STEM, draw
+    from rmeval.benchmarks.fairness.corpus.paired_tables import DIFFERENCES
+    from rmeval.plotting.style import save_figure
+
+    path = tables / f"{DIFFERENCES}.csv"
+    if not path.is_file():
+        raise RmevalError(f"--paired: {path} is missing; run `rmeval fairness-stats --pairs` first")
+    frame = pd.read_csv(path, dtype={"model": str, "group": str, "pair": str})
+    if frame.empty:
+        raise RmevalError(f"--paired: {path} has no complete pair to draw")
+    return save_figure(draw(frame), out_dir, STEM, dpi, ("png", "pdf"))
+
+
 def main(argv: list[str]) -> int:
     args = cli_settings.parse_args(build_parser(), argv)
     if args.dpi < 50 or args.dpi > 1200:
         raise RmevalError(f"--dpi: {args.dpi} is outside 50-1200")
     written = draw_figures(table_paths(args), args.out, list(dict.fromkeys(args.figures)), args.dpi)
+    if args.paired:
+        written += draw_paired(args.tables, args.out, args.dpi)
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
     return 0

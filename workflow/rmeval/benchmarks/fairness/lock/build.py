@@ -29,6 +29,8 @@ def group_lock(group: str, data_path: Path, manifest_path: Path) -> GroupLock:
             raise RmevalError(f"group {group!r}: {path} is missing")
     frame = pd.read_parquet(data_path)
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    if _is_corpus(manifest):
+        return corpus_group_lock(group, frame, manifest)
     versions = manifest.get("versions") or {}
     papers = tuple(
         LockedPaper(str(row[0]), str(versions.get(str(row[0]), "")), row_sha(row)) for row in frame_rows(frame)
@@ -39,6 +41,34 @@ def group_lock(group: str, data_path: Path, manifest_path: Path) -> GroupLock:
               f"({manifest_path} has no `versions`)", file=sys.stderr)
     categories = tuple(manifest.get("categories") or ())
     return GroupLock(group, categories, content_sha256(frame), papers)
+
+
+def _is_corpus(manifest: Mapping[str, Any]) -> bool:
+    source = manifest.get("source")
+    return isinstance(source, Mapping) and source.get("kind") == "corpus"
+
+
+def corpus_group_lock(group: str, frame: Any, manifest: Mapping[str, Any]) -> GroupLock:
+    """A corpus group: its labels, and each row's hash over the columns its manifest's `content_sha256` hashes."""
+    from rmeval.benchmarks.fairness.corpus.prepare import content_sha256
+
+    columns = list(manifest["output"]["columns"])
+    rows = list(frame[columns].itertuples(index=False, name=None))
+    papers = tuple(LockedPaper(str(row[0]), "", row_sha(row)) for row in rows)
+    return GroupLock(group, tuple(manifest.get("labels") or ()), content_sha256(frame, columns), papers)
+
+
+def corpus_section(manifest_paths: list[Path]) -> dict[str, Any]:
+    """What identifies the corpus: the file's sha256 and size (no path), or the HF dataset, split and revision."""
+    manifests = [json.loads(Path(p).read_text(encoding="utf-8")) for p in manifest_paths]
+    first = manifests[0]
+    source = dict(first["source"])
+    identity = ({"type": "table", "file": Path(str(source.get("path"))).name, "sha256": source.get("sha256"),
+                 "bytes": source.get("bytes")} if source.get("type") == "table" else
+                {key: source.get(key) for key in ("type", "name", "config", "split", "revision", "fingerprint")})
+    return {**identity, "columns": first.get("columns"), "prompt_template": first.get("prompt_template"),
+            "per_group": first.get("per_group"), "seed": first.get("seed"),
+            "unmapped_labels": first.get("unmapped_labels") or {}}
 
 
 def _source_identity(source: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +114,11 @@ def build_section(inputs: Any) -> ArxivLock:
     """The `arxiv` and `groups` sections from the files the lock rule hands over (module docstring)."""
     groups = _group_inputs(inputs)
     manifests = [Path(group["manifest"]) for group in groups]
+    corpus = None
+    if manifests and manifests[0].is_file() and _is_corpus(json.loads(manifests[0].read_text(encoding="utf-8"))):
+        corpus = corpus_section(manifests)
     return ArxivLock(
+        corpus=corpus,
         arxiv=arxiv_section(manifests),
         groups={group["name"]: group_lock(group["name"], Path(group["data"]), manifest)
                 for group, manifest in zip(groups, manifests, strict=True)},

@@ -34,6 +34,9 @@ def diff_section(a: ArxivLock, b: ArxivLock) -> list[str]:
     lines: list[str] = []
     for key in sorted(set(a.arxiv) | set(b.arxiv)):
         lines += scalar(f"arxiv.{key}", a.arxiv.get(key), b.arxiv.get(key))
+    corpus_a, corpus_b = a.corpus or {}, b.corpus or {}
+    for key in sorted(set(corpus_a) | set(corpus_b)):
+        lines += scalar(f"corpus.{key}", corpus_a.get(key), corpus_b.get(key))
     for name in a.groups:
         if name not in b.groups:
             lines.append(f"group {name}: only in the first lock ({len(a.groups[name].papers)} papers)")

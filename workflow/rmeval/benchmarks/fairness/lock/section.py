@@ -35,7 +35,12 @@ class LockedPaper:
         return f"{self.versioned_id} {self.row_sha}"
 
     @classmethod
-    def parse(cls, text: object, where: str) -> LockedPaper:
+    def parse(cls, text: object, where: str, versioned: bool = True) -> LockedPaper:
+        if not versioned:  # a corpus row: `<id> <row hash>`, the id taken whole (it may end in v<digits>)
+            parts = text.rsplit(" ", 1) if isinstance(text, str) else []
+            if len(parts) != 2 or not re.fullmatch(r"[0-9a-f]{" + str(ROW_HASH_DIGITS) + "}", parts[1]):
+                raise RmevalError(f"{where}: expected '<id> <{ROW_HASH_DIGITS} hex digits>', got {text!r}")
+            return cls(parts[0], "", parts[1])
         match = _PAPER.match(text) if isinstance(text, str) else None
         if match is None:
             raise RmevalError(f"{where}: expected '<arXiv id><version> <{ROW_HASH_DIGITS} hex digits>', got {text!r}")
@@ -60,21 +65,26 @@ class GroupLock:
 
 @dataclass(frozen=True)
 class ArxivLock:
-    """The record of the fairness provider: where the papers came from, and each group's papers (config order)."""
+    """The record of the fairness provider: where the papers came from, and each group's papers (config order).
+    A grouped corpus run (`corpus:`) writes `corpus` (the file's sha256, or the HF dataset and revision) instead of
+    `arxiv`; its groups' `categories` are the raw labels and its rows `<id> <row hash>`."""
 
     arxiv: dict[str, Any]
     groups: dict[str, GroupLock]
+    corpus: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"arxiv": self.arxiv, "groups": {name: group.to_dict() for name, group in self.groups.items()}}
+        head = {"corpus": self.corpus} if self.corpus is not None else {"arxiv": self.arxiv}
+        return {**head, "groups": {name: group.to_dict() for name, group in self.groups.items()}}
 
 
 def parse_section(document: Mapping[str, Any], where: str) -> ArxivLock:
+    corpus = document.get("corpus")
     groups: dict[str, GroupLock] = {}
     for name, raw in (require(document, "groups", dict, where)).items():
         at = f"{where}: groups.{name}"
         papers = tuple(
-            LockedPaper.parse(text, f"{at}.papers[{index}]")
+            LockedPaper.parse(text, f"{at}.papers[{index}]", versioned=corpus is None)
             for index, text in enumerate(require(raw, "papers", list, at))
         )
         rows = require(raw, "rows", int, at)
@@ -86,12 +96,16 @@ def parse_section(document: Mapping[str, Any], where: str) -> ArxivLock:
             require(raw, "table_sha256", str, at),
             papers,
         )
-    return ArxivLock(arxiv=dict(document.get("arxiv") or {}), groups=groups)
+    return ArxivLock(arxiv=dict(document.get("arxiv") or {}), groups=groups,
+                     corpus=dict(corpus) if isinstance(corpus, Mapping) else None)
 
 
 def arxiv_lock(lock: Any, where: str) -> ArxivLock:
     """The fairness record of a lock (rmeval.lock.lockfile.Lock), or an error naming the file."""
     record = lock.section(BENCHMARK)
+    if record is not None and record.corpus is not None:
+        raise RmevalError(f"{where}: the lock's groups come from a grouped corpus (`corpus`), not arXiv; rerun "
+                          "with the same `corpus:` (its sha256 and row hashes are checked by `rmeval lock diff`)")
     if record is None:
         raise RmevalError(f"{where}: the lock has no `groups` (no arXiv papers were locked), so there is nothing to "
                           "rebuild with `arxiv.source: lock`")

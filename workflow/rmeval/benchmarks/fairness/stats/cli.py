@@ -35,6 +35,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "given: the table notes then name the data source, provenance.{json,md} record it, "
                              "and every score file must hold exactly its manifest's output.rows rows. Without it "
                              "the source is reported as not recorded")
+    parser.add_argument("--pairs", type=Path, default=None,
+                        help="folder of the corpus tables {group}.parquet with a `pair` column (a paired corpus; "
+                             "the workflow passes results/data): also write the paired design's tables "
+                             "(table_paired, paired_groups, paired_posthoc, paired_differences)")
+    parser.add_argument("--corpus", action="store_true",
+                        help="the data is a grouped corpus, not Song et al.'s arXiv groups: the paper's reference "
+                             "model (Table 4) is not applicable")
     parser.add_argument("--models", nargs="+", default=None,
                         help="analyse only these model folders, in this order (default: every folder)")
     parser.add_argument("--groups", nargs="+", default=None,
@@ -105,7 +112,13 @@ def main(argv: list[str]) -> int:
     manifests = provenance.read_manifests(manifest_dir, scores.groups)
     if manifest_dir is not None:  # a score file that lost rows must not pass
         provenance.check_row_counts(scores, manifests, manifest_dir)
-    reference, table4_note = analysis.resolve_reference(args.reference_model, scores, known)
+    reference_model = args.reference_model
+    if args.corpus and reference_model == analysis.PAPER_REFERENCE_MODEL:
+        reference_model = ""  # Song et al.'s reference correlates their arXiv groups, not this corpus's
+    reference, table4_note = analysis.resolve_reference(reference_model, scores, known)
+    if args.corpus and not reference_model:
+        table4_note = ("Table 4 not applicable: a corpus run has no paper reference (set reference_model to one "
+                       "of the scored models to correlate against it).")
     settings = analysis.StatsSettings(alpha=args.alpha, bootstrap=args.bootstrap, permutations=args.permutations,
                                       seed=args.seed, reference_model=args.reference_model)
     result = analysis.analyse(scores, settings, ranks)
@@ -121,6 +134,11 @@ def main(argv: list[str]) -> int:
         write_table(for_csv, args.out, formats=(output.suffix,))
         write_table(for_humans, args.out, formats=output.formats)
     provenance.write(provenance_record, args.out)
+    if args.pairs is not None:
+        from rmeval.benchmarks.fairness.corpus.paired_tables import write_paired
+
+        write_paired(scores, args.pairs, args.out, args.alpha, args.bootstrap, args.seed,
+                     provenance.source_sentence(manifests, scores.groups, manifest_dir))
     record = analysis.run_record(result, reference, notes, args.scores)
     record_path = args.out / Path(BENCHMARK.get("record").path).name
     write_json_atomic(record, record_path, sort_keys=False)

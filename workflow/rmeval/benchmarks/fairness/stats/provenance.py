@@ -84,7 +84,7 @@ def sample_size_note(scores: ScoreSet) -> str:
 def _day(value: Any) -> str | None:
     """The date part of an ISO timestamp (or of a manifest's `date`, which may be a dict of timestamps)."""
     if isinstance(value, dict):
-        value = value.get("fetched_at") or value.get("selected_at")
+        value = value.get("fetched_at") or value.get("selected_at") or value.get("prepared_at")
     if not value:
         return None
     return str(value)[:10]
@@ -97,6 +97,10 @@ def _source_kind(manifest: dict[str, Any]) -> str:
         return "arXiv metadata snapshot"
     if kind == "api":
         return "arXiv API"
+    if kind == "corpus":  # rmeval.benchmarks.fairness.corpus: a local file or a Hugging Face dataset
+        if source.get("type") == "hf":
+            return f"corpus {source.get('name')} [{source.get('split')}] @ {source.get('revision') or 'unpinned'}"
+        return f"corpus {Path(str(source.get('path', ''))).name} (sha256 {str(source.get('sha256', ''))[:8]})"
     if isinstance(source, str) and source:
         return source if len(source) <= 40 else source[:37] + "..."
     return "unrecorded source"
@@ -144,9 +148,10 @@ def source_sentence(manifests: dict[str, dict[str, Any]], groups: list[str], man
         window = (f"papers from {start or 'the start'} to {end or 'the latest'}" if start or end
                   else "no date window")
     fetched = [day for m in ordered if (day := _day(m.get("date")))]
-    parts = [f"Data: {' and '.join(kinds)}", window]
+    corpus = all((m.get("source") or {}).get("kind") == "corpus" for m in ordered if isinstance(m.get("source"), dict))
+    parts = [f"Data: {' and '.join(kinds)}"] + ([] if corpus else [window])  # a corpus has no date window
     if fetched:
-        parts.append(f"fetched {_span(fetched)}")
+        parts.append(f"{'prepared' if corpus else 'fetched'} {_span(fetched)}")
     parts.append(f"sample {sample_hash(manifests, groups, manifest_dir)[:SHORT_HASH]}")
     text = ", ".join(parts)
     missing = [g.replace("_", " ") for g in groups if g not in manifests]
