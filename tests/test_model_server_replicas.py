@@ -4,6 +4,7 @@ job makes (join, wait, start a replica on free GPUs) and every GPU lock is real;
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -164,3 +165,39 @@ def test_max_replicas_one_keeps_one_server_per_model(gpu_run: Run, tmp_path: Pat
     servers = [_meta(tmp_path / "one" / data.name)["model_server"] for data in inputs]
     assert {s["replica"] for s in servers} == {0} and len({s["pid"] for s in servers}) == 1
     assert all(alive(s["pid"]) for s in servers)
+
+
+def test_a_killed_replica_fails_only_its_own_job_and_the_rerun_resumes(gpu_run: Run, tmp_path: Path) -> None:
+    """Two slow jobs on two replicas; SIGKILL replica 1 mid-job: its job ends with one line naming replica 1's log,
+    the other job finishes on replica 0, and the rerun resumes from the checkpoint with unchanged rewards."""
+    inputs = [_papers(tmp_path / f"g{i}.parquet", ROWS, seed=20 + i) for i in range(2)]
+    outputs = [tmp_path / "faulty" / data.name for data in inputs]
+    env = {**gpu_run.env, "RMEVAL_DRILL_SLOW_S": "0.1"}
+    jobs = [subprocess.Popen(gpu_run.command(data, output, "--max-batch-rows", "1", "--checkpoint-every", "5",
+                                             runner=(str(FAULT_RUNNER),)),
+                             cwd=gpu_run.workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+            for data, output in zip(inputs, outputs, strict=True)]
+    deadline = time.monotonic() + 120
+    while not all(list(output.with_name(output.name + ".partial").glob("part-*")) for output in outputs):
+        assert all(job.poll() is None for job in jobs), [job.stderr.read() for job in jobs]
+        assert time.monotonic() < deadline, "no checkpoints within 120 s"
+        time.sleep(0.01)
+    (replica_one,) = gpu_run.server_dir().glob("*.r1.state")
+    victim = json.loads(replica_one.read_text())["pid"]
+    os.kill(victim, signal.SIGKILL)
+    results = [(job.wait(timeout=120), job.stderr.read()) for job in jobs]
+    failed = [stderr for code, stderr in results if code != 0]
+    assert len(failed) == 1 and sorted(code for code, _ in results) == [0, 2], results
+    errors = [line for line in failed[0].splitlines() if "error:" in line]
+    assert len(errors) == 1 and f"(pid {victim})" in errors[0] and ".r1.log" in errors[0], errors
+    survivor = next(output for output, (code, _) in zip(outputs, results, strict=True) if code == 0)
+    assert _meta(survivor)["model_server"]["replica"] == 0
+    lost = next(output for output, (code, _) in zip(outputs, results, strict=True) if code != 0)
+    rerun = gpu_run.score(inputs[outputs.index(lost)], lost, "--max-batch-rows", "1", "--checkpoint-every", "5")
+    assert rerun.returncode == 0 and "resuming from checkpoint" in rerun.stderr, rerun.stderr
+    assert _meta(lost)["resumed_rows"] >= 5
+    for data, output in zip(inputs, outputs, strict=True):
+        reference = tmp_path / "cold" / data.name
+        _in_process(gpu_run.spec, data, reference, max_batch_rows=1)
+        pd.testing.assert_frame_equal(pd.read_parquet(reference), pd.read_parquet(output), check_exact=True)
