@@ -201,3 +201,16 @@ def test_a_killed_replica_fails_only_its_own_job_and_the_rerun_resumes(gpu_run: 
         reference = tmp_path / "cold" / data.name
         _in_process(gpu_run.spec, data, reference, max_batch_rows=1)
         pd.testing.assert_frame_equal(pd.read_parquet(reference), pd.read_parquet(output), check_exact=True)
+
+
+def test_a_two_gpu_model_replicates_by_whole_gpu_sets(gpu_run: Run, tmp_path: Path, tiny_model_dir: Path) -> None:
+    """`resources: {gpu: 2}` on four fake GPUs: two replicas, each holding a pair, the pairs disjoint."""
+    gpu_run.spec = spec_from_mapping({"name": "tiny", "path": str(tiny_model_dir), "resources": {"gpu": 2}},
+                                     where="test").to_json()
+    gpu_run.env["RMEVAL_GPU_COUNT"] = "4"
+    inputs = [_papers(tmp_path / f"g{i}.parquet", ROWS, seed=30 + i) for i in range(2)]
+    _jobs_at_once(gpu_run, inputs, tmp_path / "pairs")
+    servers = [_meta(tmp_path / "pairs" / data.name)["model_server"] for data in inputs]
+    assert sorted(s["replica"] for s in servers) == [0, 1], servers
+    pairs = [set(s["gpu_devices"]) for s in servers]
+    assert all(len(pair) == 2 for pair in pairs) and pairs[0] | pairs[1] == {"0", "1", "2", "3"}, pairs
