@@ -214,3 +214,25 @@ def test_a_two_gpu_model_replicates_by_whole_gpu_sets(gpu_run: Run, tmp_path: Pa
     assert sorted(s["replica"] for s in servers) == [0, 1], servers
     pairs = [set(s["gpu_devices"]) for s in servers]
     assert all(len(pair) == 2 for pair in pairs) and pairs[0] | pairs[1] == {"0", "1", "2", "3"}, pairs
+
+
+def test_a_job_that_finds_a_hung_idle_replica_kills_it_and_scores_on_another(gpu_run: Run, tmp_path: Path) -> None:
+    """A hung replica is not the fault of a job that only probes it: the job kills it (as a job kills its own hung
+    server), says so in one line and scores on a fresh replica."""
+    gpu_run.env["RMEVAL_SERVER_HANG_S"] = "3"
+    data = _papers(tmp_path / "g0.parquet", 8)
+    first = gpu_run.score(data, tmp_path / "out" / "a.parquet")
+    assert first.returncode == 0, first.stderr
+    hung = _meta(tmp_path / "out" / "a.parquet")["model_server"]
+    os.kill(hung["pid"], signal.SIGSTOP)
+    second = gpu_run.score(data, tmp_path / "out" / "b.parquet")
+    assert second.returncode == 0, second.stderr
+    (line,) = [line for line in second.stderr.splitlines() if "skipped replica" in line]
+    assert f"skipped replica 0: model server for 'tiny' (pid {hung['pid']}) sent nothing for 3 s" in line, line
+    assert _meta(tmp_path / "out" / "b.parquet")["model_server"]["replica"] == 1
+    deadline = time.monotonic() + 10
+    while alive(hung["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(hung["pid"])
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / "a.parquet"),
+                                  pd.read_parquet(tmp_path / "out" / "b.parquet"), check_exact=True)

@@ -245,7 +245,10 @@ def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Chann
     finally:
         if fd is not None:
             os.close(fd)
+    from rmeval.scoring.server import read_state
+
     channel = Channel(conn, launch.address, model, hang_s)
+    channel.pid = read_state(launch.address).get("pid", "?")  # a hang in the handshake can then be killed
     try:
         info = channel.call("hello", {"key": launch.address.key, "protocol": PROTOCOL}, what="the handshake")
     except ModelServerError as error:
@@ -327,7 +330,10 @@ def _probe(address: ServerAddress, model: str, hang_s: float) -> int | None:
     finally:
         if fd is not None:
             os.close(fd)
+    from rmeval.scoring.server import read_state
+
     channel = Channel(conn, address, model, hang_s)
+    channel.pid = read_state(address).get("pid", "?")  # so that a hung one can be named and killed
     try:
         reply = channel.call("hello", {"key": address.key, "protocol": PROTOCOL, "probe": True}, what="a probe")
     except ModelServerError as error:
@@ -366,7 +372,14 @@ def survey(address: ServerAddress, model: str, hang_s: float, limit: int) -> lis
                 return seen
             seen.append(Replica(index, "free"))
         else:
-            load = _probe(replica, model, hang_s)
+            try:
+                load = _probe(replica, model, hang_s)
+            except ModelServerError as error:  # hung (and killed by the probe): not this job's fault; skip it
+                print(f"rmeval score: skipped replica {index}: {str(error).split('. Rerun')[0]}", file=sys.stderr,
+                      flush=True)
+                seen.append(Replica(index, "gone"))
+                index += 1
+                continue
             pending = _pending_jobs(replica)
             if load is not None:
                 seen.append(Replica(index, "ready", load + pending))
