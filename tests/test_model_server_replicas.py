@@ -208,7 +208,7 @@ def test_a_two_gpu_model_replicates_by_whole_gpu_sets(gpu_run: Run, tmp_path: Pa
     gpu_run.spec = spec_from_mapping({"name": "tiny", "path": str(tiny_model_dir), "resources": {"gpu": 2}},
                                      where="test").to_json()
     gpu_run.env["RMEVAL_GPU_COUNT"] = "4"
-    inputs = [_papers(tmp_path / f"g{i}.parquet", ROWS, seed=30 + i) for i in range(2)]
+    inputs = [_papers(tmp_path / f"g{i}.parquet", 12, seed=30 + i) for i in range(2)]
     _jobs_at_once(gpu_run, inputs, tmp_path / "pairs")
     servers = [_meta(tmp_path / "pairs" / data.name)["model_server"] for data in inputs]
     assert sorted(s["replica"] for s in servers) == [0, 1], servers
