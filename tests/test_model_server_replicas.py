@@ -236,3 +236,36 @@ def test_a_job_that_finds_a_hung_idle_replica_kills_it_and_scores_on_another(gpu
     assert not alive(hung["pid"])
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / "a.parquet"),
                                   pd.read_parquet(tmp_path / "out" / "b.parquet"), check_exact=True)
+
+
+def test_an_idle_server_of_a_finished_model_hands_its_gpu_to_the_next_models_replica(
+    gpu_run: Run, tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    """Model A's server sits idle on GPU 0; model B's first job takes the free GPU 1 (nobody waits, so A stays).
+    B's second job finds B's server busy and no GPU free: it stands as a GPU waiter for a moment, the idle A server
+    hands its GPU over (it exits), and B gets a second replica there: the box passes from model to model."""
+    first = gpu_run.score(_papers(tmp_path / "a.parquet", 8, seed=40), tmp_path / "a" / "a.parquet")
+    assert first.returncode == 0, first.stderr
+    a_server = _meta(tmp_path / "a" / "a.parquet")["model_server"]["pid"]
+    gpu_run.spec = spec_from_mapping({"name": "tiny-b", "path": str(tiny_model_dir), "resources": {"gpu": 1}},
+                                     where="test").to_json()
+    slow_output = tmp_path / "b" / "slow.parquet"
+    slow = subprocess.Popen(gpu_run.command(_papers(tmp_path / "slow.parquet", ROWS, seed=50), slow_output,
+                                            "--max-batch-rows", "1", "--checkpoint-every", "5",
+                                            runner=(str(FAULT_RUNNER),)),
+                            cwd=gpu_run.workdir, env={**gpu_run.env, "RMEVAL_DRILL_SLOW_S": "0.25"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(slow_output.with_name("slow.parquet.partial").glob("part-*")):
+        assert slow.poll() is None, slow.stderr.read()
+        assert time.monotonic() < deadline, "the slow job did not start scoring within 120 s"
+        time.sleep(0.02)
+    assert alive(a_server)
+    second = gpu_run.score(_papers(tmp_path / "b.parquet", 8, seed=41), tmp_path / "b" / "b.parquet")
+    assert second.returncode == 0, second.stderr
+    assert "started model server for 'tiny-b' (replica 1" in second.stderr, second.stderr
+    _, stderr = slow.communicate(timeout=120)
+    assert slow.returncode == 0, stderr
+    b_servers = [_meta(path)["model_server"] for path in (slow_output, tmp_path / "b" / "b.parquet")]
+    assert [(s["replica"], s["gpu_devices"]) for s in b_servers] == [(0, ["1"]), (1, ["0"])], b_servers
+    assert not alive(a_server), "model A's idle server kept its GPU"

@@ -357,6 +357,33 @@ def claim_free_now(count: int, lock_dir: str | os.PathLike[str] | None = None) -
     return HeldGpus(tuple(held), tuple(held.values()))
 
 
+def claim_after_nudge(count: int, nudge_s: float, settle_s: float,
+                      lock_dir: str | os.PathLike[str] | None = None) -> HeldGpus | None:
+    """`claim_free_now` after standing as a GPU waiter for `nudge_s`: model servers idle for their grace period hand
+    their GPUs over (they exit), as they do for any waiting job; then the freed GPUs are polled for `settle_s`.
+    For a job that wants a further replica while every GPU is held, possibly by idle servers of other models."""
+    if count < 1 or under_slurm() or count > len(available_gpu_ids()):
+        return None
+    directory = Path(lock_dir) if lock_dir is not None else default_lock_dir()
+    _prepare_lock_dir(directory)
+    if gpu_waiters(directory):
+        return None  # someone else already waits: they come first
+    waiter = _try_lock(_waiter_path(directory))
+    if waiter is None:
+        return None
+    try:
+        time.sleep(nudge_s)
+    finally:
+        os.close(waiter)
+        _waiter_path(directory).unlink(missing_ok=True)
+    deadline = time.monotonic() + settle_s
+    while True:
+        held = claim_free_now(count, directory)
+        if held is not None or time.monotonic() >= deadline:
+            return held
+        time.sleep(0.1)
+
+
 @contextmanager
 def adopt_gpus(devices: tuple[str, ...], fds: tuple[int, ...]) -> Iterator[GpuClaim]:
     """Hold GPU locks inherited from the job that claimed them (`claim_free_now`), as `claim_gpus` holds its own."""

@@ -44,6 +44,10 @@ IDLE_ENV = "RMEVAL_SERVER_IDLE_S"
 DEFAULT_HANG_S = 60.0
 DEFAULT_IDLE_S = 300.0  # the run's end, or a job waiting for its GPUs, ends it sooner
 POLL_S = 0.05
+# A job that wants a further replica while every GPU is held stands as a GPU waiter this long (idle servers check
+# for waiters every 0.25 s), then gives the ones that exit this long to let go of their GPU locks.
+NUDGE_S = 0.6
+SETTLE_S = 1.5
 
 
 class ModelServerError(RmevalError):
@@ -417,7 +421,7 @@ def _spawn(launch: ServerLaunch, model: str, held: HeldGpus | None, lock_fd: int
 def connect(launch: ServerLaunch, model: str) -> tuple[Channel, dict[str, Any], bool]:
     """(channel, server info, started_here): a warm replica of the run's server for this model, the least
     loaded, or a further one started on free GPUs (rmeval.scoring.replicas), or the first one."""
-    from rmeval.devices import available_gpu_ids, claim_free_now, under_slurm
+    from rmeval.devices import available_gpu_ids, claim_after_nudge, claim_free_now, under_slurm
     from rmeval.scoring.server import hold_lock
 
     hang_s = hang_seconds()
@@ -435,7 +439,11 @@ def connect(launch: ServerLaunch, model: str) -> tuple[Channel, dict[str, Any], 
             if decision.action == "start" and launch.gpus > 0 and pool:
                 # Locked here, under the pool lock, and handed to the server: no window for another claimant.
                 held = claim_free_now(launch.gpus)
-                if held is None and any(r.status in ("ready", "starting") for r in replicas):
+                further = any(r.status in ("ready", "starting") for r in replicas)
+                if held is None and further:
+                    # Every GPU is held: servers of other models left idle hand theirs over to a waiting job.
+                    held = claim_after_nudge(launch.gpus, NUDGE_S, SETTLE_S)
+                if held is None and further:
                     decision = least_loaded(replicas)  # a further replica only on GPUs that are free right now
             if decision.action == "retry":  # every replica is exiting: look again once they are gone
                 fcntl.flock(spawn_fd, fcntl.LOCK_UN)

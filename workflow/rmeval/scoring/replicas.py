@@ -11,8 +11,10 @@ rmeval.scoring.address), and under it
 - a job that joins a ready replica finishes its handshake before it lets go, so the next job sees that load;
 - a job that starts a further replica takes that replica's GPU locks itself (all-or-nothing, never waiting,
   `rmeval.devices.claim_free_now`) and hands the locked fds to the server process, so no GPU is ever claimed twice
-  and a server that dies frees its GPUs through the kernel as before. The first replica claims its GPUs itself
-  and may wait for them (and tells idle servers of other models to hand theirs over), as a lone server does.
+  and a server that dies frees its GPUs through the kernel as before. When every GPU is held, the job first stands
+  as a GPU waiter for a moment (`rmeval.devices.claim_after_nudge`): servers of other models idle for their grace
+  period hand theirs over, as they do for any waiting job. The first replica may wait for its GPUs (and tells idle
+  servers of other models to hand theirs over), as a lone server does.
 A replica still starting counts as one job (the one that started it). Replicas stop as servers do: the run's end,
 idle for `RMEVAL_SERVER_IDLE_S`, or idle for 2 s while a job of another model waits for GPUs.
 """
