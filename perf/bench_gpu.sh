@@ -10,6 +10,8 @@
 #   bash perf/bench_gpu.sh cpu-check   # same code paths, tiny model on CPU, 32 rows (no GPU needed)
 #   bash perf/bench_gpu.sh warm-server # cold vs warm model server on the GPU: scoring-stage wall and
 #                                            # per-job start-up (perf/bench_warm_server.py --device cuda)
+#   bash perf/bench_gpu.sh replicas    # one model server vs warm replicas on every GPU of the box: scoring-stage
+#                                            # wall, per-job start-up, jobs per replica (perf/bench_replicas.py)
 #
 # Abstracts come from $RMEVAL_SHARED_DATA or ../shared/data when present, else from the copy that
 # `prepare` wrote under results/bench/ (never committed: results/ is gitignored).
@@ -74,8 +76,21 @@ case "$mode" in
     timeout "${BENCH_TIMEOUT_S:-540}" python perf/bench_warm_server.py --device cuda --abstracts "$data" \
       --papers "${BENCH_PAPERS:-200}" --cores "${BENCH_CORES:-8}" --threads 2
     ;;
+  replicas)
+    data="$(find_abstracts)"
+    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+      echo "bench_gpu.sh: no NVIDIA GPU here; 'python perf/bench_replicas.py' measures the CPU path on fake GPUs" >&2
+      exit 2
+    fi
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2
+    python -c "import rmeval" 2>/dev/null || python -m pip install -q -e . >&2
+    # One model (bf16, one GPU per job), 8 groups x BENCH_PAPERS papers: max_replicas 1 first, then as many as fit.
+    # On a one-GPU machine both modes have one server (the replica mode then checks the path, not the gain).
+    timeout "${BENCH_TIMEOUT_S:-540}" python perf/bench_replicas.py --device cuda --abstracts "$data" \
+      --papers "${BENCH_PAPERS:-200}" --threads 2
+    ;;
   *)
-    echo "usage: bash perf/bench_gpu.sh [gpu|prepare|cpu-check|warm-server]" >&2
+    echo "usage: bash perf/bench_gpu.sh [gpu|prepare|cpu-check|warm-server|replicas]" >&2
     exit 2
     ;;
 esac

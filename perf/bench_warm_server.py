@@ -22,10 +22,8 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,33 +32,11 @@ REPO_ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 import _models  # noqa: E402
-from workflow_helpers import PAPER_GROUPS, tiny_model_entry, write_config, write_kaggle_snapshot  # noqa: E402
+from _runs import cpu_name, snakemake, write_config  # noqa: E402
+from workflow_helpers import PAPER_GROUPS, tiny_model_entry, write_kaggle_snapshot  # noqa: E402
 
 STARTUP_GOAL_S = 1.0
 MODES = ("cold", "warm")
-
-
-def cpu_name() -> str:
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
-def snakemake(workdir: Path, configfile: Path, targets: list[str], cores: int) -> float:
-    command = [sys.executable, "-m", "snakemake", *targets, "-s", str(REPO_ROOT / "Snakefile"), "--directory",
-               str(workdir), "--configfile", str(configfile), "--cores", str(cores)]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    env.pop("RMEVAL_BENCH_RUN", None)
-    started = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    wall = time.perf_counter() - started
-    if result.returncode != 0:
-        raise SystemExit(f"snakemake failed in {workdir}:\n{result.stdout[-3000:]}\n{result.stderr[-6000:]}")
-    return wall
 
 
 def _benchmark_seconds(workdir: Path, model: str, group: str) -> float | None:

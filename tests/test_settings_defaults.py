@@ -114,7 +114,7 @@ def schema_node(sections: tuple[str, ...], dest: str) -> tuple[str, dict[str, An
 def test_defaults_fill_every_section_and_nested_mapping():
     config = schema_filled()
     assert config["scoring"] == {"compile": False, "threads": 2, "token_budget": None, "max_batch_rows": 64,
-                                 "checkpoint_every": 500, "server": True}
+                                 "checkpoint_every": 500, "server": True, "max_replicas": None}
     assert config["arxiv"]["api"]["page_size"] == 200 and config["arxiv"]["papers_per_group"] == 2000
     assert config["rewardmath"]["enabled"] is False and config["rewardmath"]["models"] == []
     assert config["lock"] is None and config["registry"] == "config/models.yaml"
@@ -164,7 +164,7 @@ def test_settings_dataclasses_take_the_schemas_defaults():
 
 def test_score_job_defaults_are_the_scoring_settings():
     defaults = {f.name: f.default for f in fields(JobRequest)}
-    for key in ("token_budget", "max_batch_rows", "checkpoint_every", "compile"):
+    for key in ("token_budget", "max_batch_rows", "checkpoint_every", "compile", "max_replicas"):
         assert defaults[key] == getattr(SCORING_DEFAULTS, key), key
     # the engine gets the job's resolved values: no third copy
     assert {f.name for f in fields(EngineSettings) if f.default is MISSING} == {
@@ -220,7 +220,7 @@ def test_every_option_standing_for_a_config_key_defaults_to_the_schemas():
             ("fairness-stats", "stats.permutations"), ("fairness-stats", "stats.seed"),
             ("fairness-stats", "reference_model"), ("fairness-figures", "figures.dpi"),
             ("score", "scoring.max_batch_rows"), ("score", "scoring.checkpoint_every"), ("score", "scoring.compile"),
-            ("score", "scoring.token_budget"), ("arxiv-fetch", "arxiv.papers_per_group"),
+            ("score", "scoring.token_budget"), ("score", "scoring.max_replicas"), ("arxiv-fetch", "arxiv.papers_per_group"),
             ("arxiv-fetch", "arxiv.api.page_size"), ("arxiv-fetch", "arxiv.api.cache_dir"),
             ("arxiv-select", "arxiv.allow_fewer"), ("rewardmath-metrics", "rewardmath.bootstrap"),
             ("rewardmath-metrics", "rewardmath.seed"), ("rewardmath-metrics", "rewardmath.prm_aggregation"),
@@ -247,13 +247,13 @@ def test_every_option_of_a_command_can_come_from_its_settings(name):
 
 def test_score_settings_parse_back_into_the_same_settings():
     for settings in (SCORING_DEFAULTS, ScoringSettings(compile=True, threads=3, token_budget=1000, max_batch_rows=7,
-                                                       checkpoint_every=0, server=False)):
+                                                       checkpoint_every=0, server=False, max_replicas=2)):
         handed = cli_settings.settings_json({"task": "fairness", **settings.command_settings()})
         args = cli_settings.parse_args(score_cli.build_parser(),
                                        ["--spec", "{}", "--input", "x", "--output", "y", "--settings", handed])
         parsed = ScoringSettings(compile=args.compile, threads=settings.threads, token_budget=args.token_budget,
                                  max_batch_rows=args.max_batch_rows, checkpoint_every=args.checkpoint_every,
-                                 server=args.server is not False)
+                                 server=args.server is not False, max_replicas=args.max_replicas)
         assert parsed == settings
 
 

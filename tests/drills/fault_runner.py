@@ -3,6 +3,9 @@ environment, for drills that need a separate process (so it can be SIGKILLed) or
 
 - RMEVAL_DRILL_SLOW_S: seconds slept before each scored batch, in this process or sent to the run's model server
   (gives a kill something to interrupt).
+- RMEVAL_DRILL_SURVEY_PAUSE_S: seconds slept after a job surveys its model's replicas, inside the pool lock's
+  critical section (widens the window between looking and acting, so a missing lock would show as a duplicate
+  server).
 - RMEVAL_DRILL_ENOSPC: fnmatch pattern of file names; writing a matching file writes half of its bytes and
   then fails with OSError(ENOSPC), as a full disk does.
 """
@@ -31,6 +34,19 @@ def _install_slow_batches(seconds: float) -> None:
             return real_score(self, indices)
 
         scorer_class.score = slow_score
+
+
+def _install_slow_survey(seconds: float) -> None:
+    from rmeval.scoring import client
+
+    real_survey = client.survey
+
+    def slow_survey(*args, **kwargs):
+        seen = real_survey(*args, **kwargs)
+        time.sleep(seconds)
+        return seen
+
+    client.survey = slow_survey
 
 
 def _disk_full(path: Path, data: bytes) -> None:
@@ -64,6 +80,8 @@ def enospc_patches(pattern: str) -> list[tuple[object, str, object]]:
 def main() -> int:
     if os.environ.get("RMEVAL_DRILL_SLOW_S"):
         _install_slow_batches(float(os.environ["RMEVAL_DRILL_SLOW_S"]))
+    if os.environ.get("RMEVAL_DRILL_SURVEY_PAUSE_S"):
+        _install_slow_survey(float(os.environ["RMEVAL_DRILL_SURVEY_PAUSE_S"]))
     if os.environ.get("RMEVAL_DRILL_ENOSPC"):
         for owner, attribute, replacement in enospc_patches(os.environ["RMEVAL_DRILL_ENOSPC"]):
             setattr(owner, attribute, replacement)

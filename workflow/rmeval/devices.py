@@ -297,7 +297,17 @@ def claim_gpus(
                 _log(f"waiting for {count} free GPU(s) among {list(pool)} ({waited:.0f} s so far); held by {holders}")
                 last_log = waited
             time.sleep(poll_seconds)
-    devices = tuple(held)
+    try:
+        with _exposed(tuple(held)) as claim:
+            yield claim
+    finally:
+        for fd in held.values():
+            os.close(fd)
+
+
+@contextmanager
+def _exposed(devices: tuple[str, ...]) -> Iterator[GpuClaim]:
+    """Show this process only `devices` (CUDA_VISIBLE_DEVICES) for the block; restore the environment after."""
     previous = {name: os.environ.get(name) for name in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
     os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(devices)
     # CUDA's default order is fastest-first; nvidia-smi's indices (and our lock names) are PCI order.
@@ -309,10 +319,83 @@ def claim_gpus(
     try:
         yield GpuClaim(devices=devices, mode="locked" if devices else "cpu")
     finally:
-        for fd in held.values():
-            os.close(fd)
         for name, value in previous.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@dataclass(frozen=True)
+class HeldGpus:
+    """GPU locks taken at once for another process (a model-server replica): it inherits the fds."""
+
+    devices: tuple[str, ...]
+    fds: tuple[int, ...]
+
+    def release(self) -> None:
+        """Close this process's copies; the lock stays held while the process that inherited them lives."""
+        for fd in self.fds:
+            os.close(fd)
+
+
+def claim_free_now(count: int, lock_dir: str | os.PathLike[str] | None = None) -> HeldGpus | None:
+    """`count` GPUs that are free right now, locked all-or-nothing, or None: never waits, and takes nothing while
+    another job waits for GPUs (a further replica of a model must not outrun another model's first server)."""
+    if count < 1 or under_slurm():
+        return None
+    pool = available_gpu_ids()
+    if count > len(pool):
+        return None
+    directory = Path(lock_dir) if lock_dir is not None else default_lock_dir()
+    _prepare_lock_dir(directory)
+    if gpu_waiters(directory):
+        return None
+    held = _acquire(pool, count, directory)
+    if held is None:
+        return None
+    return HeldGpus(tuple(held), tuple(held.values()))
+
+
+def claim_after_nudge(count: int, nudge_s: float, settle_s: float,
+                      lock_dir: str | os.PathLike[str] | None = None) -> HeldGpus | None:
+    """`claim_free_now` after standing as a GPU waiter for `nudge_s`: model servers idle for their grace period hand
+    their GPUs over (they exit), as they do for any waiting job; then the freed GPUs are polled for `settle_s`.
+    For a job that wants a further replica while every GPU is held, possibly by idle servers of other models."""
+    if count < 1 or under_slurm() or count > len(available_gpu_ids()):
+        return None
+    directory = Path(lock_dir) if lock_dir is not None else default_lock_dir()
+    _prepare_lock_dir(directory)
+    if gpu_waiters(directory):
+        return None  # someone else already waits: they come first
+    waiter = _try_lock(_waiter_path(directory))
+    if waiter is None:
+        return None
+    try:
+        time.sleep(nudge_s)
+    finally:
+        os.close(waiter)
+        _waiter_path(directory).unlink(missing_ok=True)
+    deadline = time.monotonic() + settle_s
+    while True:
+        held = claim_free_now(count, directory)
+        if held is not None or time.monotonic() >= deadline:
+            return held
+        time.sleep(0.1)
+
+
+@contextmanager
+def adopt_gpus(devices: tuple[str, ...], fds: tuple[int, ...]) -> Iterator[GpuClaim]:
+    """Hold GPU locks inherited from the job that claimed them (`claim_free_now`), as `claim_gpus` holds its own."""
+    for fd in fds:
+        os.set_inheritable(fd, False)
+        # Who holds it now, for waiting jobs' log lines (the flock itself passed with the fd).
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"pid={os.getpid()} host={socket.gethostname()} since={time.strftime('%Y-%m-%dT%H:%M:%S')}\n".encode())
+    try:
+        with _exposed(devices) as claim:
+            yield claim
+    finally:
+        for fd in fds:
+            os.close(fd)

@@ -2,7 +2,7 @@
 # planned by rmeval.run_plan: which models score which tables, and the input of each job), all from this one rule.
 # The job batches to a token budget, checkpoints to `<output>.partial/` and resumes after pre-emption. Locally its
 # forward passes run in the run's model server for that model (loaded once, holding the GPUs:
-# rmeval.scoring.server); under Slurm, or with `scoring.server: false`, the job claims its GPUs itself
+# rmeval.scoring.server; on free GPUs a busy model gets warm replicas, rmeval.scoring.replicas); under Slurm, or with `scoring.server: false`, the job claims its GPUs itself
 # (rmeval.devices) and loads the model. Each registry entry's resources (gpu, mem_mb, runtime, ...) flow into
 # `resources:`; the `scoring:` settings, the stage's task and a locked revision go in `--settings`.
 

@@ -6,9 +6,14 @@ rewards never reach the same server. Its files live in `<workdir>/.snakemake/rme
 
 - `.sock`  the Unix socket (mode 0600 via the umask of the directory, 0700)
 - `.lock`  an flock the server holds for its whole life: free lock = no live server, whatever files remain
-- `.spawn` an flock consumers take while one of them starts the server (the others wait, then connect)
+- `.spawn` the model's pool lock: a job holds this flock while it picks a replica (or starts one), so two jobs
+           never both start the same replica or claim the same free GPUs for two new ones
+
+A model may have several warm replicas in one run, each on its own GPU set (rmeval.scoring.replicas): replica 0
+uses the names above, replica i > 0 `<model>-<key>.r<i>.{sock,lock,state,log}` (one `.spawn` for all).
 - `.state` JSON the server rewrites every second (pid, phase); a stale one means a hung server
 - `.log`   the server's stdout and stderr
+- `.pending-<pid>` a job waiting for this server to finish loading (part of its load for the next job's choice)
 
 The run id comes from `RMEVAL_RUN`, which the Snakefile sets in the Snakemake process (`run_environment`),
 so every local job of one run shares it: `<pid>:<start time of that pid>`, the Snakemake process itself.
@@ -58,9 +63,19 @@ class ServerAddress:
     model: str
     key: str
     directory: Path
+    replica: int = 0
 
     def _file(self, suffix: str) -> Path:
-        return self.directory / f"{self.model}-{self.key}{suffix}"
+        tag = f".r{self.replica}" if self.replica else ""
+        return self.directory / f"{self.model}-{self.key}{tag}{suffix}"
+
+    def of_replica(self, index: int) -> ServerAddress:
+        return ServerAddress(self.model, self.key, self.directory, index)
+
+    @property
+    def server_id(self) -> str:
+        """The key and replica, as a `.meta.json` names the server that scored a job."""
+        return f"{self.key}.r{self.replica}"
 
     @property
     def socket(self) -> Path:
@@ -72,7 +87,16 @@ class ServerAddress:
 
     @property
     def spawn_lock(self) -> Path:
-        return self._file(".spawn")
+        return self.directory / f"{self.model}-{self.key}.spawn"  # one per model and key, whatever the replica
+
+    def pending(self, pid: int) -> Path:
+        """A job that waits for this replica to finish loading (counted in its load until it connects)."""
+        return self._file(f".pending-{pid}")
+
+    def pending_pids(self) -> list[int]:
+        prefix = self._file(".pending-").name
+        return [int(path.name[len(prefix):]) for path in self.directory.glob(f"{prefix}*")
+                if path.name[len(prefix):].isdigit()]
 
     @property
     def state(self) -> Path:

@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="score through the run's model server (default inside a local Snakemake run)")
     parser.add_argument("--no-server", dest="server", action="store_false",
                         help="load the model in this process (default outside Snakemake, under Slurm, for API models)")
+    parser.add_argument("--max-replicas", type=_positive, default=schema_default("scoring.max_replicas"),
+                        help="warm replicas of the model's server at most, one per free GPU set (default: as many as fit)")
     parser.add_argument("--progress-every", type=float, help="seconds between progress lines (default 15, 0.5 on a TTY)")
     cli_settings.add_settings_argument(parser)
     return parser
@@ -109,6 +111,7 @@ def main(argv: list[str]) -> int:
             expect_revision=args.expect_revision,
             gpu_devices=claim.devices,
             server=use_server,
+            max_replicas=args.max_replicas,
         )
         run_job(request)
     return 0

@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 from rmeval.errors import RmevalError
 from rmeval.models.base import Prepared, RewardScorer, Runtime
 from rmeval.scoring.address import RUN_ENV, ServerAddress, server_address, socket_name
+from rmeval.scoring.replicas import STARTING_LOAD, Replica, decide, least_loaded, replica_limit
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from rmeval.devices import HeldGpus
     from rmeval.models.base import BatchScores
     from rmeval.scoring.job import JobRequest
     from rmeval.tasks import Pairs
@@ -42,6 +44,10 @@ IDLE_ENV = "RMEVAL_SERVER_IDLE_S"
 DEFAULT_HANG_S = 60.0
 DEFAULT_IDLE_S = 300.0  # the run's end, or a job waiting for its GPUs, ends it sooner
 POLL_S = 0.05
+# A job that wants a further replica while every GPU is held stands as a GPU waiter this long (idle servers check
+# for waiters every 0.25 s), then gives the ones that exit this long to let go of their GPU locks.
+NUDGE_S = 0.6
+SETTLE_S = 1.5
 
 
 class ModelServerError(RmevalError):
@@ -195,6 +201,8 @@ class ServerLaunch:
     address: ServerAddress
     command: list[str]
     run_id: str
+    gpus: int = 0  # GPUs each replica claims
+    max_replicas: int | None = None  # scoring.max_replicas (None: as many as the GPUs hold)
 
 
 def requested_gpus(spec_gpu: int, device: str) -> int:
@@ -223,7 +231,7 @@ def launch_for(request: JobRequest, run_id: str | None = None) -> ServerLaunch:
         command += ["--padding-side", request.padding_side]
     if request.compile:
         command.append("--compile")
-    return ServerLaunch(address, command, run_id)
+    return ServerLaunch(address, command, run_id, gpus, request.max_replicas)
 
 
 def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Channel, dict[str, Any]] | None:
@@ -241,7 +249,10 @@ def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Chann
     finally:
         if fd is not None:
             os.close(fd)
+    from rmeval.scoring.server import read_state
+
     channel = Channel(conn, launch.address, model, hang_s)
+    channel.pid = read_state(launch.address).get("pid", "?")  # a hang in the handshake can then be killed
     try:
         info = channel.call("hello", {"key": launch.address.key, "protocol": PROTOCOL}, what="the handshake")
     except ModelServerError as error:
@@ -308,30 +319,167 @@ def _wait_ready(launch: ServerLaunch, model: str, hang_s: float,
         time.sleep(POLL_S)
 
 
+def _probe(address: ServerAddress, model: str, hang_s: float) -> int | None:
+    """A ready replica's load (jobs it serves), or None when it does not answer (still loading, or exiting)."""
+    from multiprocessing.connection import Client
+
+    from rmeval.scoring.server import PROTOCOL
+
+    fd = None
+    try:
+        name, fd = socket_name(address.socket)
+        conn = Client(name, family="AF_UNIX")
+    except (FileNotFoundError, ConnectionRefusedError):
+        return None
+    finally:
+        if fd is not None:
+            os.close(fd)
+    from rmeval.scoring.server import read_state
+
+    channel = Channel(conn, address, model, hang_s)
+    channel.pid = read_state(address).get("pid", "?")  # so that a hung one can be named and killed
+    try:
+        reply = channel.call("hello", {"key": address.key, "protocol": PROTOCOL, "probe": True}, what="a probe")
+    except ModelServerError as error:
+        if "died" in str(error):
+            return None
+        raise
+    finally:
+        try:
+            conn.close()
+        except OSError:
+            pass
+    return int(reply["active"])
+
+
+def _pending_jobs(address: ServerAddress) -> int:
+    """Live jobs waiting for this replica to load (a dead job's marker is removed)."""
+    count = 0
+    for pid in address.pending_pids():
+        if _process_running(pid):
+            count += 1
+        else:
+            address.pending(pid).unlink(missing_ok=True)
+    return count
+
+
+def survey(address: ServerAddress, model: str, hang_s: float, limit: int) -> list[Replica]:
+    """Each replica index below `limit`, and every live one above it (a smaller cap set by a later job)."""
+    from rmeval.scoring.server import read_state
+
+    seen: list[Replica] = []
+    index = 0
+    while True:
+        replica = address.of_replica(index)
+        if lock_is_free(replica.lock):
+            if index >= limit and not replica.socket.exists():
+                return seen
+            seen.append(Replica(index, "free"))
+        else:
+            try:
+                load = _probe(replica, model, hang_s)
+            except ModelServerError as error:  # hung (and killed by the probe): not this job's fault; skip it
+                print(f"rmeval score: skipped replica {index}: {str(error).split('. Rerun')[0]}", file=sys.stderr,
+                      flush=True)
+                seen.append(Replica(index, "gone"))
+                index += 1
+                continue
+            pending = _pending_jobs(replica)
+            if load is not None:
+                seen.append(Replica(index, "ready", load + pending))
+            elif read_state(replica).get("phase") == "exiting":
+                seen.append(Replica(index, "gone"))
+            else:
+                seen.append(Replica(index, "starting", max(STARTING_LOAD, pending)))
+        index += 1
+
+
+def replica_launch(launch: ServerLaunch, index: int, held: HeldGpus | None, lock_fd: int | None = None) -> ServerLaunch:
+    command = [*launch.command, "--replica", str(index)]
+    if lock_fd is not None:
+        command += ["--lock-fd", str(lock_fd)]
+    if held is not None:
+        command += ["--held-gpus", ",".join(held.devices), "--held-fds", ",".join(map(str, held.fds))]
+    return ServerLaunch(launch.address.of_replica(index), command, launch.run_id, launch.gpus, launch.max_replicas)
+
+
+def _spawn(launch: ServerLaunch, model: str, held: HeldGpus | None, lock_fd: int) -> subprocess.Popen[bytes]:
+    address = launch.address
+    with address.log.open("ab") as log:
+        # Its own session: Snakemake ending this job's process group must not take the server along. The server
+        # inherits its `.lock` and the GPU locks this job took for it (pass_fds): both held from the decision on,
+        # so the next job under the pool lock sees this replica as starting. The job then drops its own copies.
+        process = subprocess.Popen(launch.command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                   start_new_session=True, close_fds=True,
+                                   pass_fds=(lock_fd, *(held.fds if held else ())))
+    gpus = f" on GPU(s) {','.join(held.devices)}" if held else ""
+    print(f"rmeval score: started model server for {model!r} (replica {address.replica}{gpus}; pid {process.pid}; "
+          f"log {address.log})", file=sys.stderr, flush=True)
+    return process
+
+
 def connect(launch: ServerLaunch, model: str) -> tuple[Channel, dict[str, Any], bool]:
-    """(channel, server info, started_here): the run's live server for this model, started if need be."""
+    """(channel, server info, started_here): a warm replica of the run's server for this model, the least
+    loaded, or a further one started on free GPUs (rmeval.scoring.replicas), or the first one."""
+    from rmeval.devices import available_gpu_ids, claim_after_nudge, claim_free_now, under_slurm
+    from rmeval.scoring.server import hold_lock
+
     hang_s = hang_seconds()
-    connected = _try_connect(launch, model, hang_s)
-    if connected is not None:
-        return (*connected, False)
     address = launch.address
     address.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    # One job starts the server; the others wait on this lock, then find it ready.
+    pool = 0 if under_slurm() or launch.gpus < 1 else len(available_gpu_ids())
+    limit = replica_limit(launch.max_replicas, launch.gpus, pool)
     spawn_fd = os.open(address.spawn_lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        fcntl.flock(spawn_fd, fcntl.LOCK_EX)
-        connected = _try_connect(launch, model, hang_s)
-        if connected is not None:
-            return (*connected, False)
-        process = None
-        if lock_is_free(address.lock):
-            with address.log.open("ab") as log:
-                # Its own session: Snakemake ending this job's process group must not take the server along.
-                process = subprocess.Popen(launch.command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                           start_new_session=True, close_fds=True)
-            print(f"rmeval score: started model server for {model!r} (pid {process.pid}; log {address.log})",
-                  file=sys.stderr, flush=True)
-        return (*_wait_ready(launch, model, hang_s, process), process is not None)
+        while True:
+            fcntl.flock(spawn_fd, fcntl.LOCK_EX)  # the pool lock: one job decides at a time
+            replicas = survey(address, model, hang_s, limit)
+            decision = decide(replicas, limit)
+            held = None
+            if decision.action == "start" and launch.gpus > 0 and pool:
+                # Locked here, under the pool lock, and handed to the server: no window for another claimant.
+                held = claim_free_now(launch.gpus)
+                further = any(r.status in ("ready", "starting") for r in replicas)
+                if held is None and further:
+                    # Every GPU is held: servers of other models left idle hand theirs over to a waiting job.
+                    held = claim_after_nudge(launch.gpus, NUDGE_S, SETTLE_S)
+                if held is None and further:
+                    decision = least_loaded(replicas)  # a further replica only on GPUs that are free right now
+            if decision.action == "retry":  # every replica is exiting: look again once they are gone
+                fcntl.flock(spawn_fd, fcntl.LOCK_UN)
+                time.sleep(POLL_S)
+                continue
+            lock_fd = None
+            if decision.action == "start":
+                lock_fd = hold_lock(address.of_replica(decision.index).lock)  # free: the survey saw it so
+                if lock_fd is None:  # taken by a process outside the pool lock (a server started by hand)
+                    if held is not None:
+                        held.release()
+                    fcntl.flock(spawn_fd, fcntl.LOCK_UN)
+                    time.sleep(POLL_S)
+                    continue
+            target = replica_launch(launch, decision.index, held, lock_fd)
+            if decision.action == "join":
+                connected = _try_connect(target, model, hang_s)  # the handshake counts this job, under the lock
+                if connected is None:  # it exited between probe and join
+                    fcntl.flock(spawn_fd, fcntl.LOCK_UN)
+                    continue
+                return (*connected, False)
+            process = None
+            if decision.action == "start":
+                try:
+                    process = _spawn(target, model, held, lock_fd)
+                finally:
+                    os.close(lock_fd)
+                    if held is not None:
+                        held.release()
+            marker = target.address.pending(os.getpid())
+            marker.touch()  # this job's share of the replica's load while it loads
+            fcntl.flock(spawn_fd, fcntl.LOCK_UN)  # loading takes a while: let other jobs start other replicas
+            try:
+                return (*_wait_ready(target, model, hang_s, process), process is not None)
+            finally:
+                marker.unlink(missing_ok=True)
     finally:
         os.close(spawn_fd)
 
@@ -348,6 +496,9 @@ def open_remote_scorer(request: JobRequest) -> tuple[RemoteScorer, Runtime, floa
     meta = {
         "pid": info["pid"],
         "key": launch.address.key,
+        # Which replica scored this job: its index, key.r<index> and GPUs (rewards do not depend on it).
+        "replica": info["replica"],
+        "server": info["server"],
         "started_by_this_job": started_here,
         "jobs_before": int(info["sessions_served"]) - 1,
         "server_load_s": info["load_s"],

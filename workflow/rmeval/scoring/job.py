@@ -44,6 +44,7 @@ class JobRequest:
     compile: bool = SCORING_DEFAULTS.compile  # wrap the model in torch.compile(dynamic=True): pays off on large jobs
     expect_revision: str | None = None  # from a lock: the commit / fingerprint the job must load
     server: bool = False  # score through the run's model server (loaded once per model) instead of in-process
+    max_replicas: int | None = SCORING_DEFAULTS.max_replicas  # warm replicas of that server (None: as GPUs hold)
 
 
 def resolve_runtime(request: JobRequest) -> Runtime:

@@ -10,6 +10,10 @@ Messages are pickled tuples over multiprocessing.connection: a request is (op, p
 ("ok", value), ("oom", text), ("rmeval", text) or ("crash", traceback); while a request runs the
 session sends ("beat",) every second, so a job tells a busy server from a stopped one.
 
+A model may run as several replicas (rmeval.scoring.replicas), each its own server process on its own GPU set;
+a job's first message may be a probe (`{"probe": true}`), answered with the replica's load (jobs it serves) and
+not counted as a job.
+
 It exits when the run's Snakemake process is gone, after `--idle-s` seconds without a job, when it
 is idle and another job waits for its GPUs, or on SIGTERM. The socket folder is 0700: only its
 owner's jobs can connect, and a job must name the server's key in its first message.
@@ -90,7 +94,8 @@ class ModelServer:
         self.gpu_lock_dir = gpu_lock_dir
         self.compute = threading.Lock()  # one prepare / forward pass at a time: one model, one device
         self.sessions_lock = threading.Lock()
-        self.sessions = 0
+        self.sessions = 0  # open connections (probes too): a server with one does not exit
+        self.active = 0  # jobs being served: a replica's load
         self.served = 0
         self.closing = False
         self.last_activity = time.monotonic()
@@ -123,8 +128,8 @@ class ModelServer:
             return ("rmeval", str(error))
         return ("crash", "".join(traceback.format_exception(error)))
 
-    def session(self, conn: Any, number: int) -> None:
-        """One job's connection, the `number`-th this server accepted."""
+    def session(self, conn: Any) -> None:
+        """One job's connection (or a probe of this replica's load)."""
         send_lock = threading.Lock()
         busy = threading.Event()
         done = threading.Event()
@@ -145,6 +150,15 @@ class ModelServer:
             if op != "hello" or payload.get("key") != self.address.key or payload.get("protocol") != PROTOCOL:
                 conn.send(("rmeval", "model server: wrong key or protocol; connect to your own run's server"))
                 return
+            if payload.get("probe"):
+                with self.sessions_lock:
+                    conn.send(("ok", {"active": self.active, "served": self.served, "pid": os.getpid()}))
+                return
+            with self.sessions_lock:
+                self.active += 1
+                self.served += 1
+                number = self.served  # taken here: jobs connecting at once must not read one later count
+                state["job"] = True
             with send_lock:
                 conn.send(("ok", {**self.info, "sessions_served": number}))
             while True:
@@ -171,6 +185,7 @@ class ModelServer:
                 pass
             with self.sessions_lock:
                 self.sessions -= 1
+                self.active -= 1 if state.get("job") else 0
                 self.last_activity = time.monotonic()
 
     # --- lifetime ---------------------------------------------------------------------------------
@@ -187,10 +202,8 @@ class ModelServer:
                     conn.close()
                     return
                 self.sessions += 1
-                self.served += 1
-                number = self.served  # taken here: jobs connecting at once must not read one later count
                 self.last_activity = time.monotonic()
-            threading.Thread(target=self.session, args=(conn, number), name="session", daemon=True).start()
+            threading.Thread(target=self.session, args=(conn,), name="session", daemon=True).start()
 
     def _exit_reason(self) -> str | None:
         """Why to exit now, or None. Only the end of the run stops a server that still has jobs."""
@@ -245,6 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--key", required=True, help="the server key (rmeval.scoring.address.server_key)")
     parser.add_argument("--run", required=True, help="the run id (RMEVAL_RUN) whose end stops the server")
     parser.add_argument("--gpus", type=int, default=0, help="GPUs to claim and hold")
+    parser.add_argument("--replica", type=int, default=0, help="this server's replica index (0: the model's first)")
+    parser.add_argument("--lock-fd", type=int, help="an inherited fd that already holds this server's .lock")
+    parser.add_argument("--held-gpus", default="",
+                        help="device ids whose locks the starting job claimed and handed over (with --held-fds)")
+    parser.add_argument("--held-fds", default="", help="inherited fds holding the --held-gpus locks")
     parser.add_argument("--threads", type=int, help="torch CPU threads")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--padding-side", choices=("left", "right"))
@@ -258,19 +276,25 @@ def main(argv: list[str]) -> int:
     from rmeval.registry import ModelSpec
 
     spec = ModelSpec.from_json(args.spec)
-    address = ServerAddress(args.name, args.key, args.directory)
+    address = ServerAddress(args.name, args.key, args.directory, args.replica)
     address.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock_fd = hold_lock(address.lock)
+    if args.lock_fd is not None:  # the job that started us took the lock under the model's pool lock
+        lock_fd = args.lock_fd
+        os.set_inheritable(lock_fd, False)
+    else:
+        lock_fd = hold_lock(address.lock)
     if lock_fd is None:
         _log(f"another server already holds {address.lock}; exiting")
         return 0
     signal.signal(signal.SIGTERM, lambda *_: (_log("SIGTERM"), os._exit(143)))
     state = StateFile(address.state)
     started = time.monotonic()
-    from rmeval.devices import claim_gpus, default_lock_dir
+    from rmeval.devices import adopt_gpus, claim_gpus, default_lock_dir
 
-    state.write(phase="claiming GPUs")
-    with claim_gpus(args.gpus) as claim:
+    state.write(phase="claiming GPUs", replica=args.replica)
+    held = tuple(device for device in args.held_gpus.split(",") if device)
+    fds = tuple(int(fd) for fd in args.held_fds.split(",") if fd)
+    with adopt_gpus(held, fds) if held else claim_gpus(args.gpus) as claim:
         state.write(phase="loading", gpu_devices=list(claim.devices))
         from rmeval.scoring.job import JobRequest, load_local_scorer, resolve_runtime
 
@@ -289,6 +313,8 @@ def main(argv: list[str]) -> int:
             "load_s": round(load_s, 3),
             "gpu_devices": list(claim.devices),
             "log": str(address.log),
+            "replica": args.replica,
+            "server": address.server_id,
         }
         _log(f"loaded {spec.name!r} in {load_s:.1f} s on {runtime.device} ({runtime.dtype}); "
              f"{time.monotonic() - started:.1f} s since start")

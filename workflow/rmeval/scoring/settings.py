@@ -23,6 +23,8 @@ class ScoringSettings:
     max_batch_rows: int = schema_default("scoring.max_batch_rows")
     checkpoint_every: int = schema_default("scoring.checkpoint_every")  # rows between checkpoints; 0 disables them
     server: bool = schema_default("scoring.server")  # locally, score through the run's model server
+    # warm replicas of a model's server on the free GPUs (None: as many as the GPUs hold; rmeval.scoring.replicas)
+    max_replicas: int | None = schema_default("scoring.max_replicas")
 
     @classmethod
     def from_mapping(cls, raw: dict[str, Any]) -> ScoringSettings:
@@ -43,6 +45,8 @@ class ScoringSettings:
         # The server is the default inside a local run, so `true` sets nothing; false loads the model in every job.
         if self.server is False:
             settings["server"] = False
+        if self.max_replicas is not None:
+            settings["max_replicas"] = int(self.max_replicas)
         return settings
 
 
