@@ -80,7 +80,7 @@ def _versions() -> dict[str, str]:
     import importlib.metadata as metadata
 
     versions = {"python": platform.python_version()}
-    for package in ("rmeval", "torch", "transformers", "tokenizers", "requests"):
+    for package in ("rmeval", "torch", "transformers", "tokenizers", "flash-attn", "requests"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
