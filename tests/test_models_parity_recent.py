@@ -336,3 +336,33 @@ def test_rlhflow_prm_drops_trailing_steps_beyond_max_length(rlhflow_prm_dir: Pat
                           pairs=PRM_ROWS)
     assert bool(short["truncated"][2]) and len(short["step_rewards"][2]) == len(STEPS[2]) - 1
     assert np.allclose(short["step_rewards"][2], full["step_rewards"][2][:-1], atol=TOLERANCE)
+
+
+def test_both_prms_score_rewardmath_and_every_aggregation_reads_them(qwen_prm_dir: Path, rlhflow_prm_dir: Path,
+                                                                      tmp_path: Path) -> None:
+    """RewardMATH end to end for the two PRMs: prepared tables -> `rmeval score`'s job -> rewardmath-metrics."""
+    import csv
+
+    from rmeval.benchmarks.rewardmath import cli_metrics
+    from rmeval.scoring.job import JobRequest, run_job
+    from test_rewardmath_workflow_scores import _prepared
+
+    data = _prepared(tmp_path)
+    scores = tmp_path / "scores"
+    import pandas as pd
+
+    tables = sorted(path.stem for path in data.glob("*.parquet") if len(pd.read_parquet(path)))
+    assert "rewardbench_math_prm" in tables and len(tables) >= 2
+    for name, path in (("Qwen2.5-Math-PRM-7B", qwen_prm_dir), ("Llama3.1-8B-PRM-Deepseek-Data", rlhflow_prm_dir)):
+        for table in tables:
+            out = scores / name / f"{table}.parquet"
+            run_job(JobRequest(spec=_spec(name, path), task="pairs", input=data / f"{table}.parquet", output=out,
+                               meta=out.with_name(f"{table}.meta.json")))
+    out = tmp_path / "tables"
+    assert cli_metrics.main(["--scores", str(scores), "--data", str(data), "--out", str(out), "--bootstrap", "10"]) == 0
+    with (out / "rewardmath_metrics.csv").open() as handle:
+        setups = {(row["setup"], row["aggregation"]) for row in csv.DictReader(handle)}
+    for name in ("Qwen2.5-Math-PRM-7B", "Llama3.1-8B-PRM-Deepseek-Data"):
+        assert {a for s, a in setups if s == name} == {"prod", "geo", "min", "mean", "last"}
+        algebra = pd.read_parquet(scores / name / "algebra.parquet")  # each solution's two steps, read one by one
+        assert [len(steps) for steps in algebra["step_rewards"]] == [2] * len(algebra)
