@@ -65,3 +65,21 @@ def test_attn_implementation_is_checked() -> None:
     remote = yaml.safe_load((REPO_ROOT / "config" / "models.yaml").read_text())["models"]["Nemotron-4-340B-Reward"]
     with pytest.raises(RmevalError, match="attn_implementation: adapter 'nemotron-api' scores over HTTP"):
         spec_from_mapping({**remote, "name": "x", "attn_implementation": "eager"}, where="t")
+
+
+def test_the_lock_records_flash_attn_when_the_jobs_had_it(tmp_path: Path) -> None:
+    import importlib.metadata as metadata
+    import json
+
+    from rmeval.lock.build import software_versions
+
+    with_it = tmp_path / "a.meta.json"
+    with_it.write_text(json.dumps({"versions": {"torch": "2.13.0", "flash-attn": "2.7.4.post1"}}))
+    assert software_versions({"bench": [with_it]})["flash-attn"] == "2.7.4.post1"
+    without = tmp_path / "b.meta.json"
+    without.write_text(json.dumps({"versions": {"torch": "2.13.0"}}))
+    try:
+        installed = metadata.version("flash-attn")
+    except metadata.PackageNotFoundError:
+        installed = None
+    assert software_versions({"bench": [without]}).get("flash-attn") == installed  # absent here: no key
