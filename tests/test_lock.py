@@ -27,7 +27,7 @@ from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
 from rmeval.lock.diff import diff_locks
 from rmeval.lock.lockfile import load_lock, parse_lock
-from rmeval.lock.models import check_loaded_revision, follow_lock
+from rmeval.lock.models import check_loaded_attn, check_loaded_revision, follow_lock
 from rmeval.registry import ModelSpec
 from scenarios import Scenario, run_scenario
 from workflow_helpers import PAPER_GROUPS, run_snakemake
@@ -363,6 +363,9 @@ def test_models_follow_the_lock_and_diff_names_what_changed(locked_run):
         follow_lock(specs, parse_lock(document, "lock"))
     eager = {"hub-rm": ModelSpec(name="hub-rm", path="org/rm", attn_implementation="eager")}
     assert follow_lock(eager, parse_lock(document, "lock"))[1] == {"hub-rm": "c0ffee"}
+    check_loaded_attn(eager["hub-rm"], "eager")
+    with pytest.raises(RmevalError, match="loaded attn_implementation sdpa but the entry asks for 'eager'"):
+        check_loaded_attn(eager["hub-rm"], "sdpa")
 
     changed = copy.deepcopy(lock.to_dict())
     papers = changed["groups"]["physics"]["papers"]

@@ -61,3 +61,11 @@ def check_locked_attn(model: str, locked: object, requested: str) -> None:
             f"that kernel. Set the entry's `attn_implementation: {locked}`, or drop `lock:` from the config to "
             "score with the new one"
         )
+
+
+def check_loaded_attn(spec: ModelSpec, loaded: object) -> None:
+    """Fail before scoring when the model did not load the kernel its entry asks for (and a lock, checked against
+    the entry when the run was planned, recorded): the rewards would not be the entry's. Remote models load none."""
+    if loaded is not None and str(loaded) != spec.attn_implementation:
+        raise RmevalError(f"model {spec.name!r}: loaded attn_implementation {loaded} but the entry asks for "
+                          f"{spec.attn_implementation!r}; transformers replaced the kernel")
