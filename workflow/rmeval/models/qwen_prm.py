@@ -24,6 +24,8 @@ from rmeval.models.native import NativeHeadScorer
 from rmeval.models.steps import check_step_counts, step_lists
 from rmeval.tasks import Pairs
 
+QWEN25_IM_START, QWEN25_EXTRA_0 = 151644, 151651
+
 
 class QwenPRMScorer(NativeHeadScorer):
     head = "qwen-prm"
@@ -38,6 +40,12 @@ class QwenPRMScorer(NativeHeadScorer):
             raise RmevalError(f"model {spec.name!r}: options.step_token {self.separator!r} is {len(ids)} tokens, "
                               "not one special token of the tokenizer")
         self.separator_id = int(ids[0])
+        # The published Qwen2.5 vocabulary: <|im_start|> is 151644 and <extra_0> 151651 (vLLM's step_tag_id default
+        # for Qwen2ForProcessRewardModel); a real Qwen tokenizer reading the separator elsewhere is a wrong setting.
+        if self.tokenizer.convert_tokens_to_ids("<|im_start|>") == QWEN25_IM_START and \
+                self.separator == "<extra_0>" and self.separator_id != QWEN25_EXTRA_0:
+            raise RmevalError(f"model {spec.name!r}: <extra_0> is id {self.separator_id}, not {QWEN25_EXTRA_0} as "
+                              "in the published Qwen2.5 vocabulary")
 
     def renderer(self) -> RenderFn:
         template = self.spec.chat_template
