@@ -10,7 +10,7 @@ A causal LM sees only the past, so rmeval renders the whole conversation once an
 prefix's position (`len(ids of the conversation up to step k) - read_offset`), checking that every prefix's
 ids are a prefix of the whole conversation's. Only the two candidate rows of the LM head are evaluated.
 Too long a conversation loses its trailing steps (marked truncated); output: `step_rewards` per row and
-`reward` = their product (RewardMATH aggregates the steps every way it knows).
+`reward` = their product (the other step aggregations are computed at metric time).
 """
 
 from __future__ import annotations

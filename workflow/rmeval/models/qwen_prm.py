@@ -8,7 +8,7 @@ token, and `make_step_rewards` keeps softmax(...)[1] at every `<extra_0>` id: on
 
 rmeval renders the same text (the system prompt is the `system_prompt` option), runs the Qwen2 backbone with
 its own head (rmeval.models.heads.QwenPRMModel) and evaluates the head only at the separators. Output:
-`step_rewards` per row and `reward` = their product; RewardMATH aggregates the steps every way it knows.
+`step_rewards` per row and `reward` = their product; the other step aggregations are computed at metric time.
 """
 
 from __future__ import annotations
