@@ -27,7 +27,7 @@ from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
 from rmeval.lock.diff import diff_locks
 from rmeval.lock.lockfile import load_lock, parse_lock
-from rmeval.lock.models import check_loaded_revision, follow_lock
+from rmeval.lock.models import check_loaded_attn, check_loaded_revision, follow_lock
 from rmeval.registry import ModelSpec
 from scenarios import Scenario, run_scenario
 from workflow_helpers import PAPER_GROUPS, run_snakemake
@@ -96,7 +96,8 @@ def test_lock_records_papers_with_versions_models_and_software(locked_run):
     summary = pd.read_csv(locked_run.workdir / "results" / "lock_summary.csv").set_index(["item", "name"])
     assert summary.loc[("group", "physics"), "locked"].startswith("8 papers")
     assert summary.loc[("model", "tiny"), "locked"].endswith(
-        f"@ {model.revision}, float32, template_hash {model.extra['template_hash']}")
+        f"@ {model.revision}, float32, attn_implementation sdpa, template_hash {model.extra['template_hash']}")
+    assert model.extra["attn_implementation"] == meta["adapter_details"]["attn_implementation"] == "sdpa"
     # the template hash the scoring sidecar records (rmeval.models.chat)
     assert f'"chat_template_sha256": "{model.extra["template_hash"]}"' in json.dumps(meta)
 
@@ -356,6 +357,15 @@ def test_models_follow_the_lock_and_diff_names_what_changed(locked_run):
     assert followed["pinned"].revision == "v1.0" and expected == {"hub-rm": "c0ffee"}
     with pytest.raises(RmevalError, match="loaded revision beef but the lock says c0ffee"):
         check_loaded_revision("hub-rm", "c0ffee", "beef")
+    # The attention kernel the locked run loaded binds like its commit (a lock without the key binds nothing).
+    document["models"]["hub-rm"]["attn_implementation"] = "eager"
+    with pytest.raises(RmevalError, match="attn_implementation 'sdpa' but the lock says eager"):
+        follow_lock(specs, parse_lock(document, "lock"))
+    eager = {"hub-rm": ModelSpec(name="hub-rm", path="org/rm", attn_implementation="eager")}
+    assert follow_lock(eager, parse_lock(document, "lock"))[1] == {"hub-rm": "c0ffee"}
+    check_loaded_attn(eager["hub-rm"], "eager")
+    with pytest.raises(RmevalError, match="loaded attn_implementation sdpa but the entry asks for 'eager'"):
+        check_loaded_attn(eager["hub-rm"], "sdpa")
 
     changed = copy.deepcopy(lock.to_dict())
     papers = changed["groups"]["physics"]["papers"]

@@ -54,7 +54,8 @@ SETTINGS_SECTIONS: dict[str, tuple[str, ...]] = {
 # Commands a rule never runs (nothing to hand them): by hand, or started by another command.
 WITHOUT_SETTINGS = {"tiny-model": "by hand", "model-server": "started by `rmeval score`",
                     "lock": "its `write` takes --settings (tests/test_lock.py); diff and show are by hand",
-                    "fairness-summary": "by hand: the run's summary is `run-summary`"}
+                    "fairness-summary": "by hand: the run's summary is `run-summary`",
+                    "models": "by hand: lists the registry"}
 # Options named like a config key whose default differs from the schema's on purpose, and why.
 DIFFERENT_ON_PURPOSE = {
     ("score", "threads"): "None: torch's own thread count by hand; the rule passes its `threads:`",

@@ -52,6 +52,17 @@ def test_dry_run_quickstart_config():
     assert jobs.get("score_fairness") == 8, jobs
 
 
+def test_dry_run_leaderboard_config():
+    """Today's open RMs (config/leaderboard.yaml): five ORMs on the fairness benchmark, all seven on RewardMATH."""
+    text = (REPO_ROOT / "config" / "leaderboard.yaml").read_text()
+    assert all(word in text for word in ("GPUs:", "Disk:", "Time:"))  # the resources a user needs, in its header
+    result = _snakemake("-n", "--quiet", "rules", "--configfile", "config/leaderboard.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    jobs = _jobs_by_rule(result.stdout)
+    assert jobs.get("score_fairness") == 8 * 5 and jobs.get("rewardmath_score") == 7 * 8, jobs
+    assert jobs.get("download_model") == 7, jobs
+
+
 def test_user_config_replaces_paper_groups(tmp_path):
     # A user's smaller config must not be merged with the paper's eight groups.
     config = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())

@@ -41,6 +41,8 @@ def entry_defaults(properties: dict[str, Any] | None = None) -> dict[str, Any]:
 _ENTRY_DEFAULTS = entry_defaults()
 _RESOURCE_DEFAULTS = entry_defaults(_schema()["$defs"]["entry"]["properties"]["resources"]["properties"])
 DEFAULT_ADAPTER: str = _ENTRY_DEFAULTS["adapter"]
+# Fields added after results existed: `to_json` omits them while they hold their default (see there).
+LATER_FIELDS = ("attn_implementation", "parameters")
 
 
 def _default(defaults: dict[str, Any], name: str) -> Any:
@@ -69,8 +71,10 @@ class ModelSpec:
     dtype: str = _default(_ENTRY_DEFAULTS, "dtype")  # auto: bf16 on GPU, fp32 on CPU
     max_length: int = _default(_ENTRY_DEFAULTS, "max_length")
     trust_remote_code: bool = _default(_ENTRY_DEFAULTS, "trust_remote_code")
+    attn_implementation: str = _default(_ENTRY_DEFAULTS, "attn_implementation")
     # The schema's `resources: {}` with its fields' defaults.
     resources: ModelResources = field(default_factory=ModelResources)
+    parameters: float | None = _default(_ENTRY_DEFAULTS, "parameters")  # billions; `rmeval models` lists it
     rewardbench_rank: int | None = _default(_ENTRY_DEFAULTS, "rewardbench_rank")
     # Chat-template hygiene: override the template, and say whether the model was trained with BOS.
     chat_template: str | None = _default(_ENTRY_DEFAULTS, "chat_template")
@@ -93,7 +97,13 @@ class ModelSpec:
         return str(self.options.get("mode")) if self.adapter_entry.judge else None
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        # A field added after results exist is left out while it holds its default, so the spec JSON (and with it
+        # every scoring job's inputs) of an entry that does not set it stays what it was.
+        fields = asdict(self)
+        for name in LATER_FIELDS:
+            if fields[name] == _ENTRY_DEFAULTS[name]:
+                del fields[name]
+        return json.dumps(fields, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> ModelSpec:
@@ -120,6 +130,9 @@ def adapter_problems(entry: dict[str, Any]) -> list[str]:
             f"trust_remote_code: adapter {adapter!r} loads the checkpoint into rmeval's own head "
             f"(rmeval.models.heads) and never runs the model repository's code; set trust_remote_code: false"
         )
+    if kind.remote and "attn_implementation" in entry:
+        problems.append(f"attn_implementation: adapter {adapter!r} scores over HTTP and loads no model here; "
+                        "remove the key")
     options = entry.get("options") or {}
     if isinstance(options, dict):  # else the schema said so
         problems += kind.option_problems(options)

@@ -16,12 +16,14 @@ from rmeval.errors import RmevalError
 from rmeval.lock.lockfile import Lock, ModelLock
 from rmeval.lock.section import section_providers
 
-SOFTWARE = ("python", "torch", "transformers", "tokenizers")
+# flash-attn only when installed: it changes the numbers of models loaded with attn_implementation flash_attention_2.
+SOFTWARE = ("python", "torch", "transformers", "tokenizers", "flash-attn")
 # Sidecar fields recorded when present (other stages add them), top-level or under `adapter_details`:
 # lock key -> the sidecar names it may have. A scalar, or {"<benchmark>/<table>": value} when the tables differ.
 OPTIONAL_MODEL_FIELDS = {
     "template_hash": ("template_hash", "chat_template_sha256"),
     "prompt_hash": ("prompt_hash", "prompt_sha256"),
+    "attn_implementation": ("attn_implementation",),
 }
 # A model's identity: every sidecar of one model must agree on these.
 MODEL_IDENTITY = ("adapter", "path", "revision", "dtype")

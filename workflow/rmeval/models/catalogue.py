@@ -149,6 +149,25 @@ _ENTRIES = (
             )),
     Adapter("prm", "rmeval.models.prm:PRMScorer", "process reward model: one score per step (Math-Shepherd)",
             options=_PRM_OPTIONS),
+    Adapter("inf-orm", "rmeval.models.inform:INFORMScorer", "INF-ORM's MLP score head, rmeval's native head",
+            native_head=True),
+    Adapter("first-token-logit", "rmeval.models.first_token_logit:FirstTokenLogitScorer",
+            "causal LM read at the first generated position (Llama-3.1-Nemotron-70B-Reward-HF)", options=(
+                Option("token_id", "integer", "vocabulary id whose logit is the reward", default=0),
+            )),
+    Adapter("qwen-prm", "rmeval.models.qwen_prm:QwenPRMScorer",
+            "Qwen2.5-Math-PRM: P(positive) at each step separator, rmeval's native head", native_head=True, options=(
+                Option("step_token", "string", "special token closing each step", default="<extra_0>"),
+                Option("system_prompt", "string", "system turn of the model card",
+                       default="Please reason step by step, and put your final answer within \\boxed{}."),
+            )),
+    Adapter("generative-prm", "rmeval.models.generative_prm:GenerativePRMScorer",
+            "RLHFlow generative PRM: each step a user turn, P(good) at its assistant turn", options=(
+                Option("good_token", "string", "assistant reply of a good step", default="+"),
+                Option("bad_token", "string", "assistant reply of a bad step", default="-"),
+                Option("read_offset", "integer", "tokens from the end of the conversation up to a step's reply "
+                       "to the reading position (the card's -3 for Llama-3.1)", default=3),
+            )),
     # A local server (vLLM, SGLang) needs no key: the judge sends none when the variable is unset.
     Adapter("judge", "rmeval.models.judge:JudgeScorer", "LLM judge over an OpenAI-compatible endpoint",
             remote=True, judge=True, options=(*_client_options("OPENAI_API_KEY", 3.0), *_JUDGE_OPTIONS)),

@@ -140,6 +140,21 @@ def positions_from_mask(mask: torch.Tensor) -> torch.Tensor:
     return (mask.long().cumsum(dim=1) - 1).clamp(min=0)
 
 
+def first_pad_minus_one(input_ids: torch.Tensor, mask: torch.Tensor, pad_id: int | None) -> torch.Tensor:
+    """Where transformers-4.4x-style heads read a one-row, unpadded input: `argmax(ids == pad) - 1` modulo the
+    length, so the last token when the row holds no pad id, and the token before a pad id inside the text.
+    Computed on the attended tokens only, so padding (either side) does not move it."""
+    last = last_attended(mask)
+    if pad_id is None:
+        return last
+    is_pad = (input_ids == pad_id) & mask.bool()
+    start = first_attended(mask)
+    positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+    first_pad = torch.where(is_pad, positions, torch.full_like(positions, input_ids.shape[1])).amin(dim=1)
+    inside = is_pad.any(dim=1) & (first_pad > start)
+    return torch.where(inside, first_pad - 1, last)
+
+
 # --- models -------------------------------------------------------------------------------------
 class NativeRewardModel(nn.Module):
     """A backbone plus a reward head; `forward` returns one reward per row (shape [batch])."""
@@ -223,17 +238,7 @@ class ArmoRMRewardModel(NativeRewardModel):
         self.gating_pattern = ids
 
     def reward_positions(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        last = last_attended(mask)
-        if self.reward_pad_id is None:
-            return last
-        # Upstream (one unpadded row): argmax(ids == pad) - 1, modulo length; so a pad id inside the
-        # text moves the read position, and one at the very start means the last token.
-        is_pad = (input_ids == self.reward_pad_id) & mask.bool()
-        start = first_attended(mask)
-        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
-        first_pad = torch.where(is_pad, positions, torch.full_like(positions, input_ids.shape[1])).amin(dim=1)
-        inside = is_pad.any(dim=1) & (first_pad > start)
-        return torch.where(inside, first_pad - 1, last)
+        return first_pad_minus_one(input_ids, mask, self.reward_pad_id)
 
     def gating_positions(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.gating_pattern is None:
@@ -317,6 +322,55 @@ class EurusRewardModel(NativeRewardModel):
         return self.regression_head(hidden[rows, last_attended(mask)])[:, 0]
 
 
+class INFORMRewardModel(NativeRewardModel):
+    """INF-ORM-Llama3.1-70B: a Llama backbone and a two-layer MLP score head (Linear h->h, ReLU, Linear h->1).
+
+    Follows allenai/reward-bench rewardbench/models/inform.py (`INFORMForSequenceClassification`, the class the
+    model card pastes): keys `score.0.{weight,bias}`, `score.2.{weight,bias}`; the reward is read where
+    transformers' sequence classifiers read it, `argmax(ids == config.pad_token_id) - 1` modulo the length.
+    """
+
+    head_keys = ("score.",)
+
+    def build_head(self, tensors: dict[str, torch.Tensor], source: str) -> None:
+        hidden = self.config.hidden_size
+        self.score = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        state = {f"score.{index}.{part}": f"score.{index}.{part}" for index in (0, 2) for part in ("weight", "bias")}
+        _load_head(self, tensors, state, source)
+        self.reward_pad_id = self.config.pad_token_id
+
+    def head(self, hidden: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        rows = torch.arange(hidden.shape[0], device=hidden.device)
+        return self.score(hidden[rows, first_pad_minus_one(input_ids, mask, self.reward_pad_id)])[:, 0]
+
+
+class QwenPRMModel(NativeRewardModel):
+    """Qwen2.5-Math-PRM: a Qwen2 backbone and a two-class MLP head (Linear h->h, ReLU, Linear h->2) on every token.
+
+    Follows the hub's modeling_qwen2_rm.py (`Qwen2ForProcessRewardModel`) and the model card's
+    `make_step_rewards`: softmax over the two logits at each `<extra_0>` separator, class 1 the positive one.
+    `forward` is not used; the scorer reads the backbone and calls `step_probabilities` at the separators only.
+    """
+
+    backbone_class = "Qwen2Model"
+    model_type = "qwen2"
+    head_keys = ("score.",)
+    unused_keys = ("lm_head.weight",)
+
+    def build_head(self, tensors: dict[str, torch.Tensor], source: str) -> None:
+        hidden = self.config.hidden_size
+        n_labels = int(getattr(self.config, "num_labels", 2))
+        if n_labels != 2:
+            raise RmevalError(f"model {self.name!r}: {source}: num_labels is {n_labels}; the PRM head has 2 classes")
+        self.score = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 2))
+        state = {f"score.{index}.{part}": f"score.{index}.{part}" for index in (0, 2) for part in ("weight", "bias")}
+        _load_head(self, tensors, state, source)
+
+    def step_probabilities(self, hidden: torch.Tensor) -> torch.Tensor:
+        """P(positive) of hidden states [n, h]: the card's softmax over the head's two logits, class 1."""
+        return torch.softmax(self.score(hidden), dim=-1)[:, 1]
+
+
 def _load_head(model: NativeRewardModel, tensors: dict[str, torch.Tensor], names: dict[str, str], source: str) -> None:
     """Copy checkpoint tensors (key -> own parameter name) into the head, exactly, or say what is wrong."""
     missing = sorted(set(names) - set(tensors))
@@ -341,7 +395,10 @@ NATIVE_MODELS: dict[str, type[NativeRewardModel]] = {
     "armorm": ArmoRMRewardModel,
     "grm": GRMRewardModel,
     "eurus": EurusRewardModel,
+    "inf-orm": INFORMRewardModel,
+    "qwen-prm": QwenPRMModel,
 }
+CONFIG_CLASSES = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config"}
 
 
 def load_native_model(
@@ -358,7 +415,7 @@ def load_native_model(
     import transformers
     from transformers.utils import logging as transformers_logging
 
-    config_class = transformers.LlamaConfig if model_class.model_type == "llama" else transformers.MistralConfig
+    config_class = getattr(transformers, CONFIG_CLASSES[model_class.model_type])
     try:
         config = config_class.from_pretrained(path, revision=revision)
     except OSError as error:
@@ -387,10 +444,9 @@ def load_native_model(
     try:
         try:
             backbone, info = backbone_class.from_pretrained(path, attn_implementation=attn_implementation, **kwargs)
-        except (ValueError, ImportError) as error:
-            if "attn_implementation" not in str(error) and "sdpa" not in str(error).lower():
-                raise
-            backbone, info = backbone_class.from_pretrained(path, **kwargs)
+        except (ValueError, ImportError) as error:  # applied as asked, never another kernel silently
+            raise RmevalError(f"model {name!r}: cannot load {path!r} with attn_implementation="
+                              f"{attn_implementation!r} (the entry's `attn_implementation`): {error}") from None
     except OSError as error:
         raise RmevalError(f"model {name!r}: cannot load backbone weights from {path!r}: {error}") from None
     finally:

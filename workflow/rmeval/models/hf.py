@@ -80,6 +80,21 @@ def model_revision(spec: ModelSpec) -> tuple[str | None, str]:
     return spec.revision, spec.revision or "unresolved (hub main)"
 
 
+def attn_error(spec: ModelSpec, error: BaseException) -> RmevalError:
+    """The entry's `attn_implementation` cannot be applied: say so instead of silently loading another kernel
+    (the numbers would change: RewardBench issue 169, SDPA on Gemma-2)."""
+    return RmevalError(
+        f"model {spec.name!r}: cannot load {spec.path!r} with attn_implementation={spec.attn_implementation!r} "
+        f"(its registry entry's `attn_implementation`): {error}. Set the entry's `attn_implementation` to one the "
+        "model supports (sdpa, eager; flash_attention_2 needs the flash-attn package)"
+    )
+
+
+def loaded_attn_implementation(config: Any, wanted: str) -> str:
+    """The kernel transformers actually set on the loaded model's config (what `.meta.json` and the lock record)."""
+    return str(getattr(config, "_attn_implementation", None) or wanted)
+
+
 class HFScorer(RewardScorer):
     """A local transformers reward model scored in padded batches."""
 
@@ -149,15 +164,14 @@ class HFScorer(RewardScorer):
 
         auto = getattr(transformers, self.auto_class)
         kwargs = self._load_kwargs()
+        wanted = self.spec.attn_implementation
         try:
-            return auto.from_pretrained(self.spec.path, attn_implementation="sdpa", **kwargs), "sdpa"
+            model = auto.from_pretrained(self.spec.path, attn_implementation=wanted, **kwargs)
         except (ValueError, ImportError) as error:
-            if "sdpa" not in str(error).lower() and "attn_implementation" not in str(error):
-                raise
-            _log(f"model {self.spec.name!r} does not support sdpa attention; using its default ({error})")
+            raise attn_error(self.spec, error) from None
         except OSError as error:
             raise RmevalError(f"model {self.spec.name!r}: cannot load weights from {self.spec.path!r}: {error}") from None
-        return auto.from_pretrained(self.spec.path, **kwargs), "default"
+        return model, loaded_attn_implementation(model.config, wanted)
 
     def _pad_id(self) -> int:
         # The model's own config decides which id its head treats as padding, so pad with that one.

@@ -30,6 +30,7 @@ class NativeHeadScorer(HFScorer):
         model = load_native_model(
             NATIVE_MODELS[self.head], self.spec.name, self.spec.path,
             revision=self.load_revision, dtype=self.torch_dtype, device_map=device_map,
+            attn_implementation=self.spec.attn_implementation,
         )
         return model, str(model.attn_implementation)
 

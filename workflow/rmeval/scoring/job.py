@@ -17,7 +17,7 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 from rmeval.io.hashing import sha256_file, sha256_text
-from rmeval.lock.models import check_loaded_revision
+from rmeval.lock.models import check_loaded_attn, check_loaded_revision
 from rmeval.models.base import Runtime
 from rmeval.registry import ModelSpec
 from rmeval.scoring.settings import SCORING_DEFAULTS
@@ -81,7 +81,7 @@ def _versions() -> dict[str, str]:
     import importlib.metadata as metadata
 
     versions = {"python": platform.python_version()}
-    for package in ("rmeval", "torch", "transformers", "tokenizers", "requests"):
+    for package in ("rmeval", "torch", "transformers", "tokenizers", "flash-attn", "requests"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -152,6 +152,7 @@ def run_job(request: JobRequest) -> dict[str, Any]:
     try:
         if request.expect_revision:  # a lock names the commit / fingerprint this job must load
             check_loaded_revision(request.spec.name, request.expect_revision, scorer.describe().get("revision"))
+        check_loaded_attn(request.spec, scorer.describe().get("attn_implementation"))
         prepare_started = time.monotonic()
         prepared = scorer.prepare(pairs)
         prepare_s = time.monotonic() - prepare_started
