@@ -46,6 +46,8 @@ SETTINGS_SECTIONS: dict[str, tuple[str, ...]] = {
     "rewardmath-export": ("rewardmath",),
     "rewardmath-figures": ("rewardmath",),
     "rewardmath-summary": ("rewardmath", "stats"),
+    "rewardbench-prepare": ("rewardbench", "rewardbench2"),
+    "rewardbench-metrics": ("rewardbench2",),
     "arxiv-from-lock": (),
     "run-reproduction": ("stats",),
     "run-summary": ("stats",),

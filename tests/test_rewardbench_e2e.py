@@ -1,0 +1,95 @@
+"""RewardBench 1 and 2 through the real workflow (the `rewardbench` scenario of .test/): fixtures in the datasets'
+layouts, a tiny classifier on both versions and a direct LLM judge (the loopback judge server) on RewardBench 2,
+scored by the shared score rule; the tables are recomputed here from the score files; a rerun scores nothing."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from judge_server import JudgeServer
+from rmeval.benchmarks.rewardbench.scoring import TiesRow, best_of_n, pair_won, ties_components
+from scenarios import JUDGE_KEY_ENV, JUDGE_SECRET, run_scenario
+from workflow_helpers import run_snakemake
+
+TARGETS = ("results/tables/rewardbench_scores.csv", "results/tables/rewardbench_sections.csv",
+           "results/tables/rewardbench2_scores.csv", "results/tables/rewardbench2_scores.md",
+           "results/tables/rewardbench_sections.tex")
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def rb_run(tmp_path_factory, shared_data, tiny_models):
+    with JudgeServer() as server:
+        def to_this_server(config: dict) -> None:
+            for judge in [m for m in config["rewardbench2"]["models"] if isinstance(m, dict)]:
+                judge["options"]["base_url"] = server.base_url
+
+        run = run_scenario("rewardbench", tmp_path_factory.mktemp("rewardbench"), shared_data, tiny_models,
+                           *TARGETS, env={JUDGE_KEY_ENV: JUDGE_SECRET}, edit=to_this_server)
+        yield run, server
+
+
+@pytest.mark.e2e
+def test_score_files_follow_the_contract(rb_run):
+    run, _ = rb_run
+    results = run.workdir / "results"
+    v1 = pd.read_parquet(results / "scores/tiny-cls/rewardbench.parquet")
+    assert len(v1) == 16 and set(v1["id"].str.rsplit("#", n=1).str[1]) == {"chosen", "rejected"}
+    v2 = pd.read_parquet(results / "scores/judge-direct/rewardbench2.parquet")
+    assert "rating" in v2.columns and "1#5" in set(v2["id"])  # the six-completion row's last completion
+    assert len(v2) == len(pd.read_parquet(results / "rewardbench2/data/rewardbench2.parquet"))
+    assert "rule rewardbench2_score" in run.output
+
+
+@pytest.mark.e2e
+def test_tables_are_the_official_rules_on_the_score_files(rb_run):
+    run, _ = rb_run
+    results = run.workdir / "results"
+    data = pd.read_parquet(results / "rewardbench2/data/rewardbench2.parquet")
+    table = {(r["model"], r["subset"]): r for r in _rows(results / "tables/rewardbench2_scores.csv")}
+    assert table[("Random (chance)", "Factuality")]["score"] == "25"
+    for model, mode in (("tiny-cls", "classifier"), ("judge-direct", "judge (direct)")):
+        rewards = pd.read_parquet(results / f"scores/{model}/rewardbench2.parquet").set_index("id")["reward"]
+        expected = {}
+        for subset, rows in data.assign(r=data["id"].map(rewards)).groupby("subset"):
+            groups = [(row_id, list(g["r"]), int(g["n_correct"].iloc[0])) for row_id, g in rows.groupby("row_id",
+                                                                                                      sort=False)]
+            if subset == "Ties":
+                expected[subset] = ties_components([TiesRow(i, tuple(v), c) for i, v, c in groups])["score"]
+            else:
+                expected[subset] = sum(best_of_n(v, i) for i, v, _ in groups) / len(groups)
+        for subset, value in expected.items():
+            assert float(table[(model, subset)]["score"]) == pytest.approx(100 * value), (model, subset)
+            assert table[(model, subset)]["mode"] == mode
+        assert float(table[(model, "Overall")]["score"]) == pytest.approx(100 * sum(expected.values()) / 6)
+    v1_data = pd.read_parquet(results / "rewardbench/data/rewardbench.parquet")
+    rewards = pd.read_parquet(results / "scores/tiny-cls/rewardbench.parquet").set_index("id")["reward"]
+    equal = rewards["1300#chosen"] == rewards["1300#rejected"]  # the pair whose chosen equals its rejected
+    v1 = {r["subset"]: float(r["accuracy"]) for r in _rows(results / "tables/rewardbench_scores.csv")
+          if r["model"] == "tiny-cls"}
+    for subset, rows in v1_data.groupby("subset"):
+        wins = [pair_won(rewards[f"{i}#chosen"], rewards[f"{i}#rejected"]) for i in rows["row_id"].unique()]
+        assert v1[subset] == pytest.approx(100 * sum(wins) / len(wins))
+    assert not equal or v1["xstest-should-respond"] == 0.0
+    sections = [r["section"] for r in _rows(results / "tables/rewardbench_sections.csv") if r["model"] == "tiny-cls"]
+    assert sections == ["Chat", "Chat Hard", "Safety", "Reasoning", "Overall"]
+    assert "\\begin{tabular}" in (results / "tables/rewardbench_sections.tex").read_text()
+
+
+@pytest.mark.e2e
+def test_a_rerun_scores_nothing(rb_run):
+    run, server = rb_run
+    score = run.workdir / "results/scores/judge-direct/rewardbench2.parquet"
+    before, requests = score.stat().st_mtime_ns, server.requests
+    result = run_snakemake(run.workdir, run.configfile, "--cores", "2", *TARGETS,
+                           env={JUDGE_KEY_ENV: JUDGE_SECRET})
+    assert "Nothing to be done" in result.stdout + result.stderr
+    assert score.stat().st_mtime_ns == before and server.requests == requests
+
