@@ -16,7 +16,8 @@ from workflow_helpers import run_snakemake
 
 TARGETS = ("results/tables/rewardbench_scores.csv", "results/tables/rewardbench_sections.csv",
            "results/tables/rewardbench2_scores.csv", "results/tables/rewardbench2_scores.md",
-           "results/tables/rewardbench_sections.tex")
+           "results/tables/rewardbench_sections.tex", "results/tables/fairness_vs_capability.md",
+           "results/figures/fig_fairness_vs_capability.png", "results/tables/reproduction.csv", "results/summary.md")
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -81,6 +82,32 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
     sections = [r["section"] for r in _rows(results / "tables/rewardbench_sections.csv") if r["model"] == "tiny-cls"]
     assert sections == ["Chat", "Chat Hard", "Safety", "Reasoning", "Overall"]
     assert "\\begin{tabular}" in (results / "tables/rewardbench_sections.tex").read_text()
+
+
+@pytest.mark.e2e
+def test_fairness_against_capability_reads_the_run_s_own_scores(rb_run):
+    run, _ = rb_run
+    tables = run.workdir / "results/tables"
+    rows = {r["model"]: r for r in _rows(tables / "fairness_vs_capability.csv")}
+    assert set(rows) == {"tiny-cls", "tiny-cls-b", "tiny-cls-c"}  # the fairness models
+    overall = {r["model"]: r["score"] for r in _rows(tables / "rewardbench_sections.csv") if r["section"] == "Overall"}
+    v2 = {r["model"]: r["score"] for r in _rows(tables / "rewardbench2_scores.csv") if r["subset"] == "Overall"}
+    for model, row in rows.items():
+        assert float(row["RewardBench overall"]) == pytest.approx(float(overall[model]))
+        gap = next(r for r in _rows(tables / "table7_gap.csv") if r["model"] == model)
+        assert float(row["abs_nmgd_percent"]) == pytest.approx(abs(float(gap["nmgd_percent"])))
+    assert float(rows["tiny-cls"]["RewardBench 2 overall"]) == pytest.approx(float(v2["tiny-cls"]))
+    assert rows["tiny-cls-b"]["RewardBench 2 overall"] == ""  # not run on RewardBench 2
+    correlations = _rows(tables / "fairness_vs_capability_correlations.csv")
+    nmgd = next(r for r in correlations if r["fairness"] == "abs_nmgd_percent" and r["measure"] == "RewardBench overall")
+    assert nmgd["n"] == "3" and nmgd["p_method"] == "exact"
+    claim = next(r for r in _rows(tables / "reproduction.csv") if r["model"] == "top-2 RewardBench models")
+    ranked = sorted(rows, key=lambda m: -float(rows[m]["RewardBench overall"]))[:2]
+    fairest = sorted(rows, key=lambda m: float(rows[m]["abs_nmgd_percent"]))[:2]
+    assert float(claim["ours"]) == len(set(ranked) & set(fairest))
+    supports = "This run supports" if float(claim["ours"]) == 2 else "This run does not support"
+    assert supports in (run.workdir / "results/summary.md").read_text()
+    assert (run.workdir / "results/figures/fig_fairness_vs_capability.pdf").stat().st_size > 0
 
 
 @pytest.mark.e2e

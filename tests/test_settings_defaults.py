@@ -40,6 +40,7 @@ SETTINGS_SECTIONS: dict[str, tuple[str, ...]] = {
     "download-model": (),
     "fairness-stats": ("stats", ""),
     "fairness-figures": ("figures",),
+    "fairness-capability": ("stats", "figures"),
     "rewardmath-prepare": ("rewardmath",),
     "rewardmath-positions": ("rewardmath",),
     "rewardmath-metrics": ("rewardmath",),

@@ -67,6 +67,15 @@ class FairnessPlan:
     groups: tuple[str, ...]
     snapshot: str | None
     arxiv_from_lock: ArxivFromLock | None
+    capability_files: tuple[str, ...] = ()  # the enabled benchmarks' capability files (fairness_capability's input)
+
+
+def capability_files(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every enabled benchmark's declared capability file (its catalogue's `capability`), in catalogue order."""
+    from rmeval.benchmarks import all_benchmarks
+
+    return tuple(bench.get(bench.capability).path for bench in all_benchmarks()
+                 if bench.capability and bench.enabled(config))
 
 
 def stats_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec], groups: tuple[str, ...],
@@ -109,6 +118,10 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         "arxiv_select": {**select_settings(arxiv), "groups": list(groups)},
         "fairness_stats": stats_settings(config, models, groups, context.locate),
         "fairness_figures": {"dpi": config["figures"]["dpi"]},
+        "fairness_capability": {"capability": list(capability_files(config)),
+                                "ranks": {name: spec.rewardbench_rank for name, spec in models.items()},
+                                "permutations": config["stats"]["permutations"], "seed": config["stats"]["seed"],
+                                "dpi": config["figures"]["dpi"]},
     }
     from_lock = None
     if context.lock_path and arxiv["source"] == "lock":
@@ -126,6 +139,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         lock_inputs={"groups": [{"name": group, "data": data[group], "manifest": manifests[group]}
                                 for group in groups]},
         lock_files=(*data.values(), *manifests.values()),
-        own=FairnessPlan(groups=groups, snapshot=snapshot, arxiv_from_lock=from_lock),
+        own=FairnessPlan(groups=groups, snapshot=snapshot, arxiv_from_lock=from_lock,
+                         capability_files=capability_files(config)),
         warnings=tuple(warnings),
     )

@@ -45,5 +45,9 @@ BENCHMARK = Benchmark(
                caption="rewardbench_sections.rst", category=CATEGORY,
                labels={"table": "RewardBench section scores"}, builder=f"{TABLES}:v1_sections_table",
                formats=FORMATS),
+        # Each model's overall score, for the fairness benchmark's fairness_vs_capability (`capability` below).
+        Output("capability", "results/tables/rewardbench_capability.csv", METRICS_RULE,
+               builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
     ),
+    capability="capability",
 )

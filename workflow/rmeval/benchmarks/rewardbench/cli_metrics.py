@@ -48,10 +48,12 @@ def main(argv: list[str]) -> int:
             sections += more_sections
         tables.v1_subsets_table(subsets, out, "rewardbench_scores")
         tables.v1_sections_table(sections, out, "rewardbench_sections")
+        tables.capability_table(sections, "RewardBench overall", "score", out / "rewardbench_capability.csv")
     else:
         rows = metrics.chance_v2(data)
         for item in scored:
             rows += metrics.v2_rows(item, args.bootstrap, args.seed)
         tables.v2_scores_table(rows, out, "rewardbench2_scores")
+        tables.capability_table(rows, "RewardBench 2 overall", "score", out / "rewardbench2_capability.csv")
     print(f"rewardbench-metrics: {version.name}: {len(scored)} model(s) -> {out}")
     return 0

@@ -44,3 +44,14 @@ def v1_sections_table(rows: Sequence[Row], out: Path, stem: str) -> None:
     _write(rows, V1_SECTION_COLUMNS, out, stem, "RewardBench section scores",
            "Sections weight their subsets by the official example counts (math-prm counted as 984, like code); "
            "Overall is the mean of the four sections; a section with no subset in the run scores 0, as officially.")
+
+
+def capability_table(rows: Sequence[Row], measure: str, key: str, path: Path) -> None:
+    """model, measure, score: each scored model's overall score (a benchmark's `capability` file), chance rows out."""
+    import pandas as pd
+
+    from rmeval.io.atomic import write_text_atomic
+
+    overall = [{"model": row["model"], "measure": measure, "score": row[key]} for row in rows
+               if row.get("mode") != "baseline" and row.get("subset", row.get("section")) == "Overall"]
+    write_text_atomic(frame_csv(pd.DataFrame(overall, columns=["model", "measure", "score"])), path)
