@@ -98,3 +98,17 @@ def test_a_capability_file_without_its_columns_is_named(tmp_path: Path):
     bad.write_text("model,score\na,1\n")
     with pytest.raises(RmevalError, match=r"x_capability.csv: missing column\(s\) \['measure'\]"):
         cap.capability_values([bad])
+
+
+def test_rewardmath_declares_its_accuracy_as_capability(tmp_path: Path):
+    from rmeval.benchmarks.rewardmath.catalogue import BENCHMARK
+    from rmeval.benchmarks.rewardmath.metric_tables import MetricTables, capability_table
+
+    rows = [{"setup": "prm", "source": "workflow", "aggregation": agg, "accuracy": acc}
+            for agg, acc in (("prod", 10.0), ("min", 30.0), ("geo", 20.0))]
+    rows += [{"setup": "cls", "source": "workflow", "aggregation": "scalar", "accuracy": 40.0},
+             {"setup": "Official", "source": "official", "aggregation": "scalar", "accuracy": 90.0}]
+    capability_table(MetricTables(rows, [], [], [], "min"), tmp_path, "rewardmath_capability")
+    written = cap.capability_values([tmp_path / "rewardmath_capability.csv"])
+    assert written == {"RewardMATH accuracy": {"prm": 30.0, "cls": 40.0}}  # the run's aggregation; no official rows
+    assert BENCHMARK.get(BENCHMARK.capability).path == "results/tables/rewardmath_capability.csv"
