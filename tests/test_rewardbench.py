@@ -21,6 +21,7 @@ from rmeval.benchmarks.rewardbench.scoring import (
     TiesRow,
     best_of_n,
     pair_won,
+    rated_best_of_n,
     section_scores,
     ties_components,
     v2_overall,
@@ -60,6 +61,22 @@ def test_sections_weight_subsets_by_the_official_counts_and_overall_is_their_mea
 ])
 def test_best_of_n_gives_the_chosen_completion_1_over_k_of_a_tie_at_the_top(scores, expected):
     assert best_of_n([float(s) for s in scores], "row") == expected
+
+
+def test_a_direct_judge_s_unparsable_ratings_rank_below_every_valid_one_as_run_generative_v2():
+    assert rated_best_of_n([1.0, -1.0, -1.0, -1.0], "row") == 1.0  # a valid 1 beats three unparsable replies
+    assert rated_best_of_n([-1.0] * 6, "row") == 0.25  # none valid: 0.25 whatever N (upstream's constant)
+    assert rated_best_of_n([7.0, 7.0, -1.0, 3.0], "row") == 0.5
+
+
+def test_join_reads_a_judge_s_ratings_with_null_as_minus_one():
+    data = prepare(_local("rewardbench2.jsonl"), V2, "rb2")
+    scores = _scores(data, {}, judge=True).assign(reward=1.0)  # the adapter's reward: null -> the lowest rating
+    scores["rating"] = [None] * len(scores)
+    scores.loc[scores["id"] == "0#0", "rating"] = 1.0
+    scored = metrics.join(data, scores, "judge", Path("judge.parquet"))
+    rows = {row["subset"]: row["score"] for row in metrics.v2_rows(scored, n_bootstrap=0, seed=0)}
+    assert rows["Factuality"] == 100.0 and rows["Precise IF"] == 25.0  # all null: 0.25 although N = 6
 
 
 def test_best_of_n_refuses_a_row_with_one_completion_or_a_nan():

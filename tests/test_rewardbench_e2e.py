@@ -10,7 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from judge_server import JudgeServer
-from rmeval.benchmarks.rewardbench.scoring import TiesRow, best_of_n, pair_won, ties_components
+from rmeval.benchmarks.rewardbench.scoring import (
+    TiesRow,
+    best_of_n,
+    pair_won,
+    rated_best_of_n,
+    ties_components,
+)
 from scenarios import JUDGE_KEY_ENV, JUDGE_SECRET, run_scenario
 from workflow_helpers import run_snakemake
 
@@ -57,7 +63,10 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
     table = {(r["model"], r["subset"]): r for r in _rows(results / "tables/rewardbench2_scores.csv")}
     assert table[("Random (chance)", "Factuality")]["score"] == "25"
     for model, mode in (("tiny-cls", "classifier"), ("judge-direct", "judge (direct)")):
-        rewards = pd.read_parquet(results / f"scores/{model}/rewardbench2.parquet").set_index("id")["reward"]
+        scores = pd.read_parquet(results / f"scores/{model}/rewardbench2.parquet").set_index("id")
+        # a direct judge is scored on its ratings, an unparsable one as -1 (run_generative_v2.py)
+        rewards = scores["rating"].astype(float).fillna(-1.0) if mode != "classifier" else scores["reward"]
+        rule = rated_best_of_n if mode != "classifier" else best_of_n
         expected = {}
         for subset, rows in data.assign(r=data["id"].map(rewards)).groupby("subset"):
             groups = [(row_id, list(g["r"]), int(g["n_correct"].iloc[0])) for row_id, g in rows.groupby("row_id",
@@ -65,7 +74,7 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
             if subset == "Ties":
                 expected[subset] = ties_components([TiesRow(i, tuple(v), c) for i, v, c in groups])["score"]
             else:
-                expected[subset] = sum(best_of_n(v, i) for i, v, _ in groups) / len(groups)
+                expected[subset] = sum(rule(v, i) for i, v, _ in groups) / len(groups)
         for subset, value in expected.items():
             assert float(table[(model, subset)]["score"]) == pytest.approx(100 * value), (model, subset)
             assert table[(model, subset)]["mode"] == mode

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from rmeval.benchmarks.rewardbench.official import SECTIONS, TIES, V2_SUBSETS
 from rmeval.benchmarks.rewardbench.scoring import (
+    INVALID_RATING,
     TiesRow,
     best_of_n,
     finite,
     pair_won,
+    rated_best_of_n,
     section_scores,
     ties_bootstrap,
     ties_components,
@@ -59,7 +61,11 @@ def join(data: pd.DataFrame, scores: pd.DataFrame, model: str, path: Path) -> Sc
     duplicated = ids[ids.duplicated()]
     if len(duplicated):
         raise RmevalError(f"{path}: id {duplicated.iloc[0]!r} is scored twice")
-    rewards = pd.Series(scores["reward"].to_numpy(), index=ids)
+    mode = score_mode(scores, path)
+    if mode == DIRECT_JUDGE:  # the ratings themselves, an unparsable one (null) as run_generative_v2.py's -1
+        rewards = pd.Series(scores["rating"].astype(float).fillna(INVALID_RATING).to_numpy(), index=ids)
+    else:
+        rewards = pd.Series(scores["reward"].to_numpy(), index=ids)
     missing = data.loc[~data["id"].isin(rewards.index), "id"]
     if len(missing):
         raise RmevalError(f"{path}: no score for id {missing.iloc[0]!r} ({len(missing)} missing)")
@@ -71,7 +77,7 @@ def join(data: pd.DataFrame, scores: pd.DataFrame, model: str, path: Path) -> Sc
         value = finite(rewards[record["id"]], f"{path}: id {record['id']!r}: column 'reward'")
         subset, values, n_correct = rows.setdefault(record["row_id"], (record["subset"], [], record["n_correct"]))
         values.append(value)
-    return Scored(model, score_mode(scores, path), rows)
+    return Scored(model, mode, rows)
 
 
 # Subsets in the official order (v2's six, then v1's by section); any other subset after them, by name.
@@ -134,7 +140,8 @@ def v2_rows(scored: Scored, n_bootstrap: int, seed: int) -> list[dict[str, Any]]
             scores[subset] = ties_components(ties)["score"]
             replicates[subset] = ties_bootstrap(ties, n_bootstrap, rng)
         else:
-            results = np.array([best_of_n(values, f"{scored.model}: {row_id}") for row_id, values, _ in rows])
+            rule = rated_best_of_n if scored.mode == DIRECT_JUDGE else best_of_n
+            results = np.array([rule(values, f"{scored.model}: {row_id}") for row_id, values, _ in rows])
             scores[subset] = float(results.mean())
             replicates[subset] = [float(results[rng.integers(0, len(results), len(results))].mean())
                                   for _ in range(n_bootstrap)]

@@ -4,6 +4,8 @@
   loss); a subset's score is its share of won pairs; sections and the overall score: `official.py`.
 - v2 non-Ties (`rewardbench/utils.py` reroll_and_score_dataset): best-of-N; the chosen completion (the first of
   `chosen + rejected`) earns 1/k when it is among the k completions sharing the top score, else 0; any N.
+- v2 with a direct LLM judge (`scripts/run_generative_v2.py --score_w_ratings`): the same 1/k among the top valid
+  ratings; an unparsable rating is -1 (below every valid one, also in Ties), a prompt with none valid earns 0.25.
 - v2 Ties (`process_single_model`): prompts `ref:<n>` (one correct answer) and `tied:<n>` (several); per prompt,
   accurate = worst correct > best incorrect; score = 0.3 tied accuracy + 0.3 ref accuracy + 0.2 P(correct-incorrect
   margin of the tied prompt > spread of its correct answers) + 0.2 P(min(ref margin, tied margin) > spread) + 0.01
@@ -54,6 +56,18 @@ def best_of_n(scores: Sequence[float], where: str) -> float:
     values = [finite(value, f"{where}[{index}]") for index, value in enumerate(scores)]
     top = max(values)
     return 1.0 / sum(value == top for value in values) if values[0] == top else 0.0
+
+
+INVALID_RATING = -1.0  # run_generative_v2.py's mark of an unparsable rating (below every valid one)
+ALL_INVALID = 0.25  # ... and what a prompt whose ratings are all unparsable earns there, whatever N
+
+
+def rated_best_of_n(ratings: Sequence[float], where: str) -> float:
+    """A direct LLM judge's ratings (`run_generative_v2.py --score_w_ratings`): the winners are the completions with
+    the highest valid rating, the chosen one earns 1/k when among k winners; all unparsable earns 0.25."""
+    if all(rating == INVALID_RATING for rating in ratings):
+        return ALL_INVALID
+    return best_of_n(ratings, where)
 
 
 @dataclass(frozen=True)
