@@ -23,7 +23,8 @@ from workflow_helpers import run_snakemake
 TARGETS = ("results/tables/rewardbench_scores.csv", "results/tables/rewardbench_sections.csv",
            "results/tables/rewardbench2_scores.csv", "results/tables/rewardbench2_scores.md",
            "results/tables/rewardbench_sections.tex", "results/tables/fairness_vs_capability.md",
-           "results/figures/fig_fairness_vs_capability.png", "results/tables/reproduction.csv", "results/summary.md")
+           "results/figures/fig_fairness_vs_capability.png", "results/tables/reproduction.csv", "results/summary.md",
+           "results/rewardbench2/official/judge-direct.json", "results/rewardbench/official/tiny-cls.json")
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -91,6 +92,22 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
     sections = [r["section"] for r in _rows(results / "tables/rewardbench_sections.csv") if r["model"] == "tiny-cls"]
     assert sections == ["Chat", "Chat Hard", "Safety", "Reasoning", "Overall"]
     assert "\\begin{tabular}" in (results / "tables/rewardbench_sections.tex").read_text()
+
+
+@pytest.mark.e2e
+def test_official_layout_exports_hold_the_table_s_scores(rb_run):
+    import json
+
+    run, _ = rb_run
+    results = run.workdir / "results"
+    exported = json.loads((results / "rewardbench2/official/judge-direct.json").read_text())
+    assert (exported["model"], exported["model_type"], exported["chat_template"]) == ("judge-direct", "Generative RM",
+                                                                                     None)
+    table = {r["subset"]: float(r["score"]) for r in _rows(results / "tables/rewardbench2_scores.csv")
+             if r["model"] == "judge-direct" and r["subset"] != "Overall"}
+    assert {k: v for k, v in exported.items() if k in table} == pytest.approx({k: v / 100 for k, v in table.items()})
+    v1 = json.loads((results / "rewardbench/official/tiny-cls.json").read_text())
+    assert v1["model_type"] == "Seq. Classifier" and v1["xstest-should-respond"] in (0.0, 1.0)
 
 
 @pytest.mark.e2e

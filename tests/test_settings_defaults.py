@@ -49,6 +49,7 @@ SETTINGS_SECTIONS: dict[str, tuple[str, ...]] = {
     "rewardmath-summary": ("rewardmath", "stats"),
     "rewardbench-prepare": ("rewardbench", "rewardbench2"),
     "rewardbench-metrics": ("rewardbench2",),
+    "rewardbench-export": (),
     "arxiv-from-lock": (),
     "run-reproduction": ("stats",),
     "run-summary": ("stats",),

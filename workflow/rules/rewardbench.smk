@@ -42,3 +42,28 @@ rule rewardbench_metrics:
     shell:
         "rmeval rewardbench-metrics --data {input.data:q} --out {params.out:q} --settings {params.settings:q}"
         " > {log:q} 2>&1"
+
+
+# Every model's subset scores in the official results layout (`results_grouped` of allenai/reward-bench).
+BENCHMARK_EXTRA_TARGETS["rewardbench"] = lambda: expand("results/rewardbench/official/{model}.json", model=PLAN.own("rewardbench")["models"])
+
+
+rule rewardbench_export:
+    input:
+        data="results/rewardbench/data/rewardbench.parquet",
+        scores="results/scores/{model}/rewardbench.parquet",
+    output:
+        **rule_outputs("rewardbench", "rewardbench_export"),
+    params:
+        settings=stage_settings("rewardbench", "rewardbench_export"),  # the version
+    localrule: True
+    log:
+        "logs/rewardbench/export/{model}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval rewardbench-export --model {wildcards.model:q} --data {input.data:q} --scores {input.scores:q}"
+        " --out {output.export:q} --settings {params.settings:q} > {log:q} 2>&1"

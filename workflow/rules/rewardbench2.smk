@@ -42,3 +42,28 @@ rule rewardbench2_metrics:
     shell:
         "rmeval rewardbench-metrics --data {input.data:q} --out {params.out:q} --settings {params.settings:q}"
         " > {log:q} 2>&1"
+
+
+# Every model's subset scores in the official results layout (`results_grouped` of allenai/reward-bench).
+BENCHMARK_EXTRA_TARGETS["rewardbench2"] = lambda: expand("results/rewardbench2/official/{model}.json", model=PLAN.own("rewardbench2")["models"])
+
+
+rule rewardbench2_export:
+    input:
+        data="results/rewardbench2/data/rewardbench2.parquet",
+        scores="results/scores/{model}/rewardbench2.parquet",
+    output:
+        **rule_outputs("rewardbench2", "rewardbench2_export"),
+    params:
+        settings=stage_settings("rewardbench2", "rewardbench2_export"),  # the version
+    localrule: True
+    log:
+        "logs/rewardbench2/export/{model}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval rewardbench-export --model {wildcards.model:q} --data {input.data:q} --scores {input.scores:q}"
+        " --out {output.export:q} --settings {params.settings:q} > {log:q} 2>&1"

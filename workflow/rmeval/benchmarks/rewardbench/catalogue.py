@@ -35,6 +35,8 @@ BENCHMARK = Benchmark(
                 "RewardBench 1 or 2 rows (Hub or local file) -> one row per completion to score."),
         Command("rewardbench-metrics", "rmeval.benchmarks.rewardbench.cli_metrics",
                 "RewardBench 1 or 2 scores per subset (official rules) -> tables."),
+        Command("rewardbench-export", "rmeval.benchmarks.rewardbench.cli_metrics:export_main",
+                "One model's RewardBench 1 or 2 scores in the official results layout."),
     ),
     lock_section="rmeval.benchmarks.rewardbench.lock:V1_LOCK_SECTION",
     outputs=(
@@ -45,6 +47,9 @@ BENCHMARK = Benchmark(
                caption="rewardbench_sections.rst", category=CATEGORY,
                labels={"table": "RewardBench section scores"}, builder=f"{TABLES}:v1_sections_table",
                formats=FORMATS),
+        # One per model (rewardbench.smk expands it): its subset scores in the official results layout.
+        Output("export", "results/rewardbench/official/{model}.json", "rewardbench_export",
+               builder="rmeval.benchmarks.rewardbench.cli_metrics:export_main"),
         # Each model's overall score, for the fairness benchmark's fairness_vs_capability (`capability` below).
         Output("capability", "results/tables/rewardbench_capability.csv", METRICS_RULE,
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),

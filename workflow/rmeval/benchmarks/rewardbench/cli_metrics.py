@@ -57,3 +57,40 @@ def main(argv: list[str]) -> int:
         tables.capability_table(rows, "RewardBench 2 overall", "score", out / "rewardbench2_capability.csv")
     print(f"rewardbench-metrics: {version.name}: {len(scored)} model(s) -> {out}")
     return 0
+
+
+def export_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rmeval rewardbench-export",
+                                     description="One model's RewardBench scores in the official results layout "
+                                                 "(run_rm.py / run_v2.py / run_generative_v2.py `results_grouped`: "
+                                                 "model, model_type, chat_template, one score per subset in [0, 1]).")
+    parser.add_argument("--version", choices=sorted(VERSIONS), required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--data", required=True, help="the prepared table")
+    parser.add_argument("--scores", required=True, help="the model's score file")
+    parser.add_argument("--out", required=True, help="the JSON file")
+    cli_settings.add_settings_argument(parser)
+    return parser
+
+
+MODEL_TYPES = {"classifier": "Seq. Classifier", "judge (direct)": "Generative RM"}  # the official labels
+
+
+def export_main(argv: list[str]) -> int:
+    import pandas as pd
+
+    from rmeval.benchmarks.rewardbench import metrics
+    from rmeval.io.atomic import write_json_atomic
+
+    args = cli_settings.parse_args(export_parser(), argv)
+    version = VERSIONS[args.version]
+    scored = metrics.join(pd.read_parquet(args.data), pd.read_parquet(args.scores), args.model, Path(args.scores))
+    if version is V1:
+        subsets = {row["subset"]: row["accuracy"] / 100 for row in metrics.v1_rows(scored)[0]}
+    else:
+        subsets = {row["subset"]: row["score"] / 100 for row in metrics.v2_rows(scored, 0, 0)
+                   if row["subset"] != metrics.OVERALL}
+    write_json_atomic({"model": args.model, "model_type": MODEL_TYPES[scored.mode], "chat_template": None,
+                       **subsets}, args.out, sort_keys=False)
+    print(f"rewardbench-export: {args.model} -> {args.out}")
+    return 0

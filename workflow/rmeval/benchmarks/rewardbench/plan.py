@@ -49,6 +49,7 @@ def plan_version(version: Version, config: Mapping[str, Any], context: PlanConte
         version.metrics_rule: {"version": version.name, "models": list(models), "scores": "results/scores",
                                **({} if version is V1 else {"bootstrap": section["bootstrap"],
                                                              "seed": section["seed"]})},
+        f"{version.name}_export": {"version": version.name},
     }
     return BenchmarkPlan(
         name=version.name,
@@ -61,7 +62,7 @@ def plan_version(version: Version, config: Mapping[str, Any], context: PlanConte
         settings=settings,
         lock_inputs={"manifest": version.manifest},
         lock_files=(version.manifest,),
-        own={"local_inputs": {"path": path} if local else {}},
+        own={"local_inputs": {"path": path} if local else {}, "models": list(models)},
     )
 
 

@@ -29,6 +29,9 @@ BENCHMARK = Benchmark(
         Output("scores", "results/tables/rewardbench2_scores.csv", METRICS_RULE, caption="rewardbench2_scores.rst",
                category="RewardBench 2", labels={"table": "RewardBench 2 scores"},
                builder="rmeval.benchmarks.rewardbench.tables:v2_scores_table", formats=("md", "tex")),
+        # One per model (rewardbench2.smk expands it): its subset scores in the official results layout.
+        Output("export", "results/rewardbench2/official/{model}.json", "rewardbench2_export",
+               builder="rmeval.benchmarks.rewardbench.cli_metrics:export_main"),
         # Each model's overall score, for the fairness benchmark's fairness_vs_capability (`capability` below).
         Output("capability", "results/tables/rewardbench2_capability.csv", METRICS_RULE,
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
