@@ -238,3 +238,53 @@ def test_lock_sections_record_the_source_and_diff(tmp_path):
     assert V2_LOCK_SECTION.diff(record, other) == ["rewardbench2_data.rows: 9 -> 8"]
     assert "9 rows, 40 completions" in V2_LOCK_SECTION.summary_rows(record)[0][2]
     assert V1_LOCK_SECTION.keys == ("rewardbench_data",)
+
+
+# ----------------------------------------------------------------------------- the Hub path and the plan
+@pytest.mark.parametrize(("version", "split"), [(V1, "filtered"), (V2, "test")])
+def test_the_hub_source_loads_through_datasets_from_the_dataset_s_layout(tmp_path, version, split):
+    """`datasets.load_dataset(<id>, split=..., revision=...)` on a local folder laid out as the Hub repositories
+    are (`data/<split>-00000-of-00001.parquet`): the same call the `hf` source makes, without a download."""
+    name = "rewardbench.jsonl" if version is V1 else "rewardbench2.jsonl"
+    (tmp_path / "data").mkdir()
+    _local(name).to_parquet(tmp_path / "data" / f"{split}-00000-of-00001.parquet")
+    rows = read_rows(Source("hf", dataset=str(tmp_path), split=split, revision=None))
+    assert list(prepare(rows, version, "hub")["id"]) == list(prepare(_local(name), version, "local")["id"])
+
+
+def _config(section: dict) -> dict:
+    from rmeval.config_check import config_schema, fill_defaults
+
+    config = {"groups": {"a": ["math"], "b": ["physics"]}, "arxiv": {"source": "snapshot", "snapshot": "s.jsonl"},
+              "models": [], "reference_model": None, **section}
+    fill_defaults(config, config_schema())
+    return config
+
+
+def _plan(section: dict):
+    from rmeval.run_plan import plan_run
+
+    return plan_run(_config(section), locate=lambda value: str(Path(__file__).resolve().parents[1] / value)
+                    if value == "config/models.yaml" else value)
+
+
+def test_the_plan_scores_one_table_per_model_and_needs_the_local_file():
+    tiny = {"name": "tiny", "path": "/models/tiny", "resources": {"gpu": 0}}
+    plan = _plan({"rewardbench2": {"enabled": True, "source": "local", "path": "rb2.jsonl", "models": [tiny]},
+                  "rewardbench": {"enabled": True, "models": [tiny]}})
+    assert plan.score_files("rewardbench2") == ["results/scores/tiny/rewardbench2.parquet"]
+    assert plan.score_files("rewardbench") == ["results/scores/tiny/rewardbench.parquet"]
+    needs2, needs1 = plan.benchmarks["rewardbench2"].needs, plan.benchmarks["rewardbench"].needs
+    assert [need.path for need in needs2.files] == ["rb2.jsonl"] and not needs2.datasets
+    assert [need.dataset for need in needs1.datasets] == ["allenai/reward-bench"]
+    assert plan.benchmarks["rewardbench2"].lock_files == ("results/rewardbench2/data/manifest.json",)
+    assert json.loads(plan.settings("rewardbench2", "rewardbench2_prepare"))["path"] == "rb2.jsonl"
+
+
+def test_the_plan_refuses_a_pairwise_judge_and_a_local_source_without_path():
+    judge = {"name": "pj", "path": "loopback/judge", "adapter": "judge", "resources": {"gpu": 0},
+             "options": {"mode": "pairwise", "base_url": "http://127.0.0.1:1/v1"}}
+    with pytest.raises(RmevalError, match="pairwise judges"):
+        _plan({"rewardbench2": {"enabled": True, "models": [judge]}})
+    with pytest.raises(RmevalError, match="rewardbench.path is not set"):
+        _plan({"rewardbench": {"enabled": True, "source": "local", "models": [{"name": "t", "path": "/m"}]}})
