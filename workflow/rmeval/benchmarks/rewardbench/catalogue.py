@@ -55,4 +55,5 @@ BENCHMARK = Benchmark(
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
     ),
     capability="capability",
+    report_section="rewardbench_section.rst",
 )

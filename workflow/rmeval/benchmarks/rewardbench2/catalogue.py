@@ -37,4 +37,5 @@ BENCHMARK = Benchmark(
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
     ),
     capability="capability",
+    report_section="rewardbench2_section.rst",
 )
