@@ -288,3 +288,23 @@ def test_the_plan_refuses_a_pairwise_judge_and_a_local_source_without_path():
         _plan({"rewardbench2": {"enabled": True, "models": [judge]}})
     with pytest.raises(RmevalError, match="rewardbench.path is not set"):
         _plan({"rewardbench": {"enabled": True, "source": "local", "models": [{"name": "t", "path": "/m"}]}})
+
+
+def test_the_manifest_records_the_commit_a_hub_revision_resolved_to(monkeypatch):
+    import huggingface_hub
+    from rmeval.benchmarks.rewardbench.prepare import resolved_revision
+
+    asked = []
+
+    def dataset_info(self, repo_id, revision=None):
+        asked.append((repo_id, revision))
+        return type("Info", (), {"sha": "0123456789abcdef0123456789abcdef01234567"})()
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", dataset_info)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    hub = Source("hf", dataset="allenai/reward-bench-2", split="test", revision="main")
+    assert resolved_revision(hub) == "0123456789abcdef0123456789abcdef01234567"
+    assert asked == [("allenai/reward-bench-2", "main")]
+    assert resolved_revision(Source("local", path="x.jsonl")) is None
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert resolved_revision(hub) is None and len(asked) == 1  # offline: nothing asked

@@ -1,5 +1,6 @@
 """RewardBench's lock sections (v1 key `rewardbench_data`, v2 `rewardbench2_data`): the dataset each version read,
-from the prepare stage's manifest: Hub id, split and revision, or the local file's sha256; rows and completions."""
+from the prepare stage's manifest: Hub id, split, the configured revision and the commit it resolved to, or the
+local file's sha256; rows and completions per subset."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 from rmeval.errors import RmevalError
 from rmeval.lock.section import LockSection, SummaryRow
 
-FIELDS = ("source", "dataset", "split", "revision", "path", "sha256", "rows", "completions", "subsets")
+FIELDS = ("source", "dataset", "split", "revision", "resolved_revision", "path", "sha256", "rows", "completions",
+          "subsets")
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,8 @@ def _section(version: str) -> LockSection:
 
     def summary_rows(record: DataLock) -> list[SummaryRow]:
         data = record.record
-        origin = (f"{data.get('dataset')}@{data.get('revision') or 'main'}" if data["source"] == "hf"
+        revision = data.get("resolved_revision") or data.get("revision") or "main"
+        origin = (f"{data.get('dataset')}@{revision}" if data["source"] == "hf"
                   else f"{data.get('path')} sha256 {str(data.get('sha256'))[:16]}")
         return [("dataset", version, f"{origin}: {data['rows']} rows, {data.get('completions')} completions")]
 

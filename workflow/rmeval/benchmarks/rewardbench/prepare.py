@@ -26,6 +26,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def resolved_revision(source: Source) -> str | None:
+    """The commit the Hub serves for `source.revision` (a branch such as main, or a commit), for the lock; None for
+    a local folder, offline, or when the Hub cannot say (the lock then keeps the configured revision)."""
+    from rmeval.hub import hub_offline, looks_local
+
+    if source.kind != "hf" or looks_local(str(source.dataset)) or hub_offline():
+        return None
+    try:
+        from huggingface_hub import HfApi
+
+        return HfApi().dataset_info(str(source.dataset), revision=source.revision).sha
+    except Exception as error:  # noqa: BLE001 - the lock records what is known; the data loaded already
+        print(f"rewardbench-prepare: could not resolve the Hub revision ({error})")
+        return None
+
+
 def main(argv: list[str]) -> int:
     from rmeval.io.atomic import write_json_atomic, write_parquet_atomic
     from rmeval.io.hashing import sha256_file
@@ -42,7 +58,8 @@ def main(argv: list[str]) -> int:
     manifest = {
         "version": version.name, "source": source.kind,
         **({"path": source.path, "sha256": sha256_file(source.path)} if source.kind == "local" else
-           {"dataset": source.dataset, "split": source.split, "revision": source.revision}),
+           {"dataset": source.dataset, "split": source.split, "revision": source.revision,
+            "resolved_revision": resolved_revision(source)}),
         "rows": int(table["row_id"].nunique()), "completions": len(table),
         "subsets": {str(k): int(v) for k, v in table.drop_duplicates("row_id")["subset"].value_counts().sort_index()
                     .items()},
