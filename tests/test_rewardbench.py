@@ -308,3 +308,15 @@ def test_the_manifest_records_the_commit_a_hub_revision_resolved_to(monkeypatch)
     assert resolved_revision(Source("local", path="x.jsonl")) is None
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert resolved_revision(hub) is None and len(asked) == 1  # offline: nothing asked
+
+
+def test_preflight_checks_a_local_file_s_columns(tmp_path):
+    from rmeval.benchmarks.rewardbench.plan import columns_problem
+
+    rules = frozenset({"rewardbench2_prepare"})
+    assert columns_problem(V2, str(FIXTURES / "rewardbench2.jsonl"), rules) is None
+    bad = tmp_path / "rb2.parquet"
+    _local("rewardbench2.jsonl").drop(columns=["num_correct"]).to_parquet(bad)
+    problem = columns_problem(V2, str(bad), rules)
+    assert problem.key == "rewardbench2.path" and "lacks column(s) ['num_correct']" in problem.what
+    assert columns_problem(V1, str(FIXTURES / "rewardbench.jsonl"), rules) is None

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def plan_version(version: Version, config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from rmeval.benchmarks import benchmark
-    from rmeval.preflight import DatasetNeed, FileNeed, Needs
+    from rmeval.preflight import Check, DatasetNeed, FileNeed, Needs
     from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
 
     bench = benchmark(version.name)
@@ -37,6 +37,7 @@ def plan_version(version: Version, config: Mapping[str, Any], context: PlanConte
     needs = Needs(
         files=(FileNeed(key=f"{version.name}.path", path=path, what=f"file not found: {path}",
                         fix="fix the path, or use `source: hf` where there is network", rules=rules),) if local else (),
+        checks=(Check(rules, lambda: columns_problem(version, path, rules)),) if local else (),
         datasets=() if local else (
             DatasetNeed(key=f"{version.name}.source", dataset=HF_IDS[version.name], what="'hf'",
                         fix=f"offline, use `{version.name}.source: local` with `{version.name}.path` "
@@ -64,6 +65,37 @@ def plan_version(version: Version, config: Mapping[str, Any], context: PlanConte
         lock_files=(version.manifest,),
         own={"local_inputs": {"path": path} if local else {}, "models": list(models)},
     )
+
+
+def columns_problem(version: Version, path: str, rules: frozenset[str]) -> Any:
+    """Preflight's format check of a present local file: the dataset's columns in its first row (None: fine)."""
+    from pathlib import Path
+
+    from rmeval.preflight import Problem
+
+    file = Path(path)
+    if not file.is_file():
+        return None  # the FileNeed says so
+    try:
+        if file.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            columns = pq.read_schema(file).names
+        elif file.suffix == ".jsonl":
+            import json
+
+            with file.open(encoding="utf-8") as handle:
+                columns = list(json.loads(handle.readline() or "{}"))
+        else:
+            return None  # a JSON array is checked by the prepare step, row by row
+    except (OSError, ValueError) as error:
+        return Problem(f"{version.name}.path", f"{path} is not readable ({error})",
+                       "point it at a JSON / JSONL / Parquet file in the dataset's columns", rules)
+    missing = [column for column in version.columns if column not in columns]
+    if not missing:
+        return None
+    return Problem(f"{version.name}.path", f"{path} lacks column(s) {missing}",
+                   f"write the {version.title} dataset's own columns ({', '.join(version.columns)})", rules)
 
 
 def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
