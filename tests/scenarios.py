@@ -1,6 +1,7 @@
 """The test scenarios of `.test/`: each folder holds the `config.yaml` a run uses and an `inputs.yaml` naming what
 must be in the run directory first (paths relative to it, as the config reads them): a Kaggle-format snapshot
-written from the shared papers, tiny models (`rmeval tiny-model`), and files of the shared data.
+written from the shared papers, tiny models (`rmeval tiny-model`), files of the shared data, and fixture files kept
+in the scenario's folder (`files:`).
 
 The e2e tests prepare a run directory with `prepare`, then run Snakemake there with the scenario's config.
 By hand (see .test/README.md):
@@ -191,6 +192,9 @@ def prepare(scenario: Scenario, workdir: Path, shared_data: Path,
         target = workdir / path
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(REPO_ROOT / source, target)
+    for path, source in (inputs.get("files") or {}).items():  # fixtures kept in the scenario's folder
+        (workdir / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(scenario.folder / source, workdir / path)
 
 
 def lint(names: list[str], shared_data: Path, root: Path) -> int:

@@ -23,6 +23,11 @@ def local_inputs(config: dict) -> list[str]:
     paths += [model["path"] for model in models if model["path"].startswith("./")]
     if rewardmath.get("enabled"):
         paths += [rewardmath.get(key) for key in LOCAL_PATH_KEYS]
+    for section in ("rewardbench", "rewardbench2"):  # their local files, and local models of their own
+        part = config.get(section) or {}
+        if part.get("enabled"):
+            paths += [part.get("path") if part.get("source") == "local" else None]
+            paths += [m["path"] for m in part.get("models", []) if isinstance(m, dict) and m["path"].startswith("./")]
     return [path for path in paths if path]
 
 

@@ -79,3 +79,27 @@ rule fairness_stats:
     shell:
         "rmeval fairness-stats --scores {params.scores_dir:q} --out {params.out_dir:q} --settings {params.settings:q}"
         " > {log:q} 2>&1"
+
+
+rule fairness_capability:
+    input:
+        **rule_inputs("fairness", "fairness_capability"),
+        capability=FAIRNESS.capability_files,  # the enabled benchmarks' declared capability files
+    output:
+        **rule_outputs("fairness", "fairness_capability"),
+    params:
+        tables_dir=subpath(input.table1, parent=True),
+        out_dir=subpath(output.capability, parent=True),
+        # the capability files, the models' published ranks, permutations, seed, dpi
+        settings=stage_settings("fairness", "fairness_capability"),
+    localrule: True
+    log:
+        "logs/fairness_capability.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval fairness-capability --tables {params.tables_dir:q} --out {params.out_dir:q}"
+        " --figure {output.capability_figure:q} --settings {params.settings:q} > {log:q} 2>&1"

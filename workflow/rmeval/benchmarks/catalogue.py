@@ -128,6 +128,9 @@ class Benchmark:
     report_section: an .rst fragment under workflow/report/, placed on the report's front page when it is enabled.
     run_settings: option -> dotted config key ("prm_aggregation": "rewardmath.prm_aggregation"): what its summary
         and reproduction providers read from the run's config (RunContext.options), beside the run's alpha.
+    capability: the key of one of its outputs, a CSV with columns `model, measure, score` (percent, higher = more
+        capable): what other benchmarks may set their results against (the fairness benchmark's
+        fairness_vs_capability reads every enabled benchmark's), through the file alone.
     """
 
     name: str
@@ -150,6 +153,7 @@ class Benchmark:
     published: tuple[str, ...] = ()
     report_section: str | None = None
     run_settings: Mapping[str, str] = field(default_factory=dict)
+    capability: str | None = None
 
     def enabled(self, config: Mapping[str, Any]) -> bool:
         if self.enabled_by is None:

@@ -18,6 +18,7 @@ SCORE_RULE = "score_fairness"
 TABLES = "results/tables"
 FIGURES = "results/figures"
 STATS_RULE = "fairness_stats"
+CAPABILITY_RULE = "fairness_capability"
 FIGURES_RULE = "fairness_figures"
 TABLE_BUILDERS = "rmeval.benchmarks.fairness.stats.builders"
 FIGURE_MODULES = "rmeval.benchmarks.fairness.figures"
@@ -82,6 +83,8 @@ BENCHMARK = Benchmark(
                 "Plain-words summary of the fairness results (its section alone)."),
         Command("fairness-figures", "rmeval.benchmarks.fairness.figures.cli",
                 "Figures 2-3 and the extra fairness figures."),
+        Command("fairness-capability", "rmeval.benchmarks.fairness.capability",
+                "Fairness statistics against the run's capability scores and published ranks."),
     ),
     outputs=(
         _table("table1", "table1_anova"),
@@ -116,14 +119,26 @@ BENCHMARK = Benchmark(
                 "Length adjustment", "length-adjusted vs raw group means"),
         _figure("gap_vs_rank", "fig_gap_vs_rank", "gap_vs_rank", ("rank_points",), "Gap vs rank",
                 "fairness gap against RewardBench rank"),
+        # Fairness against capability (rmeval fairness-capability): the fairness tables beside the capability
+        # files of the enabled benchmarks (their catalogues' `capability`) and the published ranks.
+        Output("capability", f"{TABLES}/fairness_vs_capability.csv", CAPABILITY_RULE,
+               caption="fairness_vs_capability.rst", category="Fairness tables", formats=TABLE_FORMATS,
+               builder="rmeval.benchmarks.fairness.capability:write_tables", inputs=("table1", "table5", "table7")),
+        Output("capability_correlations", f"{TABLES}/fairness_vs_capability_correlations.csv", CAPABILITY_RULE,
+               caption="fairness_vs_capability_correlations.rst", category="Fairness tables",
+               builder="rmeval.benchmarks.fairness.capability:write_tables", formats=TABLE_FORMATS),
+        Output("capability_figure", f"{FIGURES}/fig_fairness_vs_capability.png", CAPABILITY_RULE,
+               caption="fig_fairness_vs_capability.rst", category="Fairness figures",
+               labels={"figure": "Fairness vs capability", "shows": "|NMGD| against each capability measure"},
+               builder="rmeval.benchmarks.fairness.capability:draw", formats=("pdf",)),
     ),
     lock_section="rmeval.benchmarks.fairness.lock.provider:LOCK_SECTION",
     # Its parts of the run-level outputs (rmeval.run_outputs): the summary's fairness section and its rows of the
     # reproduction table, beside Song et al.'s published values.
     summary_section="rmeval.benchmarks.fairness.summary:summary_section",
     summary_inputs=("table1", "table2", "table4", "group_means", "table5", "table6", "games_howell_pairs", "table7",
-                    "table8", "table10", "record"),
+                    "table8", "table10", "record", "capability"),
     reproduction="rmeval.benchmarks.fairness.reproduction:reproduction_part",
-    reproduction_inputs=("table1", "table2", "table3", "table4"),
+    reproduction_inputs=("table1", "table2", "table3", "table4", "capability"),
     published=("resources/published/song2025_fairness.yaml",),
 )

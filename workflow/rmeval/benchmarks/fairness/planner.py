@@ -80,6 +80,24 @@ class FairnessPlan:
     snapshot: str | None
     arxiv_from_lock: ArxivFromLock | None
     corpus: CorpusPlan | None = None
+    capability_files: tuple[str, ...] = ()  # the enabled benchmarks' capability files (fairness_capability's input)
+
+
+def capability_files(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every enabled benchmark's declared capability file (its catalogue's `capability`), in catalogue order."""
+    from rmeval.benchmarks import all_benchmarks
+
+    return tuple(bench.get(bench.capability).path for bench in all_benchmarks()
+                 if bench.capability and bench.enabled(config))
+
+
+def capability_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec]) -> dict[str, Any]:
+    """`rmeval fairness-capability --settings`: the capability files, every model's published rank (inline ones
+    too, labelled as published where a model did not run a capability benchmark), the permutation stream."""
+    return {"capability": list(capability_files(config)),
+            "ranks": {name: spec.rewardbench_rank for name, spec in models.items()},
+            "permutations": config["stats"]["permutations"], "seed": config["stats"]["seed"],
+            "dpi": config["figures"]["dpi"]}
 
 
 def stats_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec], groups: tuple[str, ...],
@@ -139,12 +157,14 @@ def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPla
                           "groups_json": json.dumps(config["groups"]), "out_dir": DATA_DIR},
             "fairness_stats": stats,
             "fairness_figures": {"dpi": config["figures"]["dpi"], **({"paired": True} if paired else {})},
+            "fairness_capability": capability_settings(config, models),
         },
         lock_inputs={"groups": [{"name": group, "data": data[group], "manifest": manifests[group]}
                                 for group in groups]},
         lock_files=(*data.values(), *manifests.values()),
         own=FairnessPlan(groups=groups, snapshot=None, arxiv_from_lock=None,
-                         corpus=CorpusPlan(inputs=[located] if located else [], paired=paired)),
+                         corpus=CorpusPlan(inputs=[located] if located else [], paired=paired),
+                         capability_files=capability_files(config)),
     )
 
 
@@ -175,6 +195,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         "arxiv_select": {**select_settings(arxiv), "groups": list(groups)},
         "fairness_stats": stats_settings(config, models, groups, context.locate),
         "fairness_figures": {"dpi": config["figures"]["dpi"]},
+        "fairness_capability": capability_settings(config, models),
     }
     from_lock = None
     if context.lock_path and arxiv["source"] == "lock":
@@ -192,6 +213,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         lock_inputs={"groups": [{"name": group, "data": data[group], "manifest": manifests[group]}
                                 for group in groups]},
         lock_files=(*data.values(), *manifests.values()),
-        own=FairnessPlan(groups=groups, snapshot=snapshot, arxiv_from_lock=from_lock),
+        own=FairnessPlan(groups=groups, snapshot=snapshot, arxiv_from_lock=from_lock,
+                         capability_files=capability_files(config)),
         warnings=tuple(warnings),
     )

@@ -11,6 +11,9 @@ Verdict rules (`rules`, also written into every CSV row and the table note):
   the same number of pairs (28 for 8 groups); otherwise not comparable.
 - NMGD (%): same sign and the same magnitude band (|NMGD| < 20, 20-100, >= 100).
 - Pearson r: same sign and the same strength band (|r| < 0.3 weak, 0.3-0.7 moderate, >= 0.7 strong).
+- The claim "the top-2 RewardBench models have the lowest NMGD" (row `top-2 RewardBench models`, from
+  fairness_vs_capability.csv): how many of the run's two most capable models are among its two lowest |NMGD|; the
+  same conclusion when both (the paper's 2), not comparable with fewer than three models.
 """
 
 from __future__ import annotations
@@ -46,8 +49,10 @@ STATISTICS: dict[str, str] = {  # key -> label shown in the tables
     "tukey_significant_pairs": "Tukey significant pairs",
     "nmgd_percent": "NMGD (%)",
     "pearson_r": "Pearson r",
+    "top2_lowest_abs_nmgd": "Top-2 RewardBench models among the 2 lowest |NMGD|",
 }
-DECIMALS = {"anova_f": 2, "anova_p": None, "tukey_significant_pairs": 0, "nmgd_percent": 2, "pearson_r": 3}
+DECIMALS = {"anova_f": 2, "anova_p": None, "tukey_significant_pairs": 0, "nmgd_percent": 2, "pearson_r": 3,
+            "top2_lowest_abs_nmgd": 0}
 
 
 def rules(alpha: float, tukey_tolerance: int = TUKEY_TOLERANCE) -> dict[str, str]:
@@ -58,6 +63,8 @@ def rules(alpha: float, tukey_tolerance: int = TUKEY_TOLERANCE) -> dict[str, str
         "tukey_significant_pairs": f"within +-{tukey_tolerance} pairs, counted over the same number of pairs",
         "nmgd_percent": "same sign and the same |NMGD| band (< 20, 20-100, >= 100)",
         "pearson_r": "same sign and the same |r| band (< 0.3 weak, 0.3-0.7 moderate, >= 0.7 strong)",
+        "top2_lowest_abs_nmgd": "both of the two most capable models (the run's RewardBench overall, else RewardBench "
+                                "2 overall, else the published rank) have the two lowest |NMGD|; >= 3 models",
     }
 
 
@@ -91,6 +98,10 @@ def our_values(tables: Mapping[str, Path]) -> tuple[dict[tuple[str, str, str], f
     if tables["table4"].exists():
         for row in _read(tables["table4"]).itertuples(index=False):
             ours[(row.model, SCALAR, "pearson_r")] = float(row.pearson_r)
+    if "capability" in tables and tables["capability"].exists():
+        from rmeval.benchmarks.fairness.capability import CLAIM_MODEL, claim_from_table
+
+        ours[(CLAIM_MODEL, SCALAR, "top2_lowest_abs_nmgd")] = claim_from_table(_read(tables["capability"]))["count"]
     return ours, facts
 
 
@@ -121,6 +132,10 @@ def verdict(statistic: str, model: str, ours: float, paper: Published, facts: di
         same = math.copysign(1, ours) == math.copysign(1, paper.value) and _band(ours, R_BANDS) == _band(
             paper.value, R_BANDS)
         return SAME if same else DIFFERS
+    if statistic == "top2_lowest_abs_nmgd":
+        if math.isnan(ours):
+            return NOT_COMPARABLE
+        return SAME if ours == paper.value else DIFFERS
     raise KeyError(f"fairness compares no statistic {statistic!r}")
 
 

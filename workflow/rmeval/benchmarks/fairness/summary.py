@@ -253,6 +253,11 @@ def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: flo
                          f"gap is {rho:.2f} ({_p(p)}, {n} models), which {claim} the claim.")
         elif not row.empty:
             lines.append(f"- \"Better models are fairer\" was not tested: {row.iloc[0]['note']}.")
+    capability = tables.get("fairness_vs_capability")
+    if capability is not None:
+        from rmeval.benchmarks.fairness.capability import claim_from_table, claim_sentence
+
+        lines.append(claim_sentence(claim_from_table(capability)))
     reproduction = reproduction_line(tables)
     if corpus is not None:
         from rmeval.benchmarks.fairness.corpus.detect import NOT_APPLICABLE

@@ -61,6 +61,9 @@ BENCHMARK = Benchmark(
                "RewardBench math-prm accuracy", "rewardbench_table", TABLE_FORMATS),
         _table("side_by_side", "rewardmath_vs_rewardbench", "rewardmath_vs_rewardbench.rst",
                "RewardMATH next to RewardBench math-prm", "side_by_side_table", TABLE_FORMATS),
+        # Each workflow model's RewardMATH accuracy, for the fairness benchmark's fairness_vs_capability.
+        Output("capability", "results/tables/rewardmath_capability.csv", METRICS_RULE,
+               builder=f"{TABLES}:capability_table"),
         Output("figure", "results/figures/rewardmath_vs_rewardbench.png", "rewardmath_figures",
                caption="rewardmath_figure.rst", category=CATEGORY,
                labels={"figure": "RewardBench math vs RewardMATH"},
@@ -82,4 +85,5 @@ BENCHMARK = Benchmark(
     published=("resources/published/kim2024_rewardmath.yaml",),
     report_section="rewardmath_section.rst",
     run_settings={"prm_aggregation": "rewardmath.prm_aggregation"},
+    capability="capability",
 )

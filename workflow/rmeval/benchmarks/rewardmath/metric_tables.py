@@ -180,3 +180,17 @@ def side_by_side_table(tables: MetricTables, out_dir: Path, stem: str) -> None:
         "headers": SIDE_LATEX_HEADERS, "groups": (("", 3), ("RewardMATH", 3), ("RewardBench", 2))})
     _write_shown(shown, layout, out_dir, stem, "RewardMATH accuracy and MRR next to RewardBench math-prm accuracy (%)",
                  notes)
+
+
+def capability_table(tables: MetricTables, out_dir: Path, stem: str) -> None:
+    """model, measure, score: each workflow model's RewardMATH accuracy (a PRM under the run's step aggregation),
+    the benchmark's `capability` file for the fairness benchmark's fairness_vs_capability."""
+    chosen: dict[str, Row] = {}
+    for row in tables.metrics:
+        if row["source"] != "workflow":
+            continue
+        if row["setup"] not in chosen or row["aggregation"] == tables.prm_aggregation:
+            chosen[row["setup"]] = row
+    rows = [{"model": setup, "measure": "RewardMATH accuracy", "score": row["accuracy"]}
+            for setup, row in chosen.items()]
+    _write_csv(rows, ["model", "measure", "score"], out_dir, stem)

@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rmeval.benchmarks.rewardbench.scoring import pair_won
 from rmeval.errors import RmevalError
 
 
@@ -123,6 +124,6 @@ def pairwise_accuracy(pairs: Sequence[PairScores], n_bootstrap: int,
     for pair in pairs:
         chosen = check_finite(pair.chosen, f"{pair.key}: chosen")
         rejected = check_finite(pair.rejected, f"{pair.key}: rejected")
-        wins.append(100.0 * (chosen > rejected))
+        wins.append(100.0 * pair_won(chosen, rejected))  # RewardBench's own rule: one code path for math-prm
     (ci,) = bootstrap_means([wins], n_bootstrap, seed)
     return len(wins), sum(wins) / len(wins), ci

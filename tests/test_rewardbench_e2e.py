@@ -1,0 +1,148 @@
+"""RewardBench 1 and 2 through the real workflow (the `rewardbench` scenario of .test/): fixtures in the datasets'
+layouts, a tiny classifier on both versions and a direct LLM judge (the loopback judge server) on RewardBench 2,
+scored by the shared score rule; the tables are recomputed here from the score files; a rerun scores nothing."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from judge_server import JudgeServer
+from rmeval.benchmarks.rewardbench.scoring import (
+    TiesRow,
+    best_of_n,
+    pair_won,
+    rated_best_of_n,
+    ties_components,
+)
+from scenarios import JUDGE_KEY_ENV, JUDGE_SECRET, run_scenario
+from workflow_helpers import run_snakemake
+
+TARGETS = ("results/tables/rewardbench_scores.csv", "results/tables/rewardbench_sections.csv",
+           "results/tables/rewardbench2_scores.csv", "results/tables/rewardbench2_scores.md",
+           "results/tables/rewardbench_sections.tex", "results/tables/fairness_vs_capability.md",
+           "results/figures/fig_fairness_vs_capability.png", "results/tables/reproduction.csv", "results/summary.md",
+           "results/rewardbench2/official/judge-direct.json", "results/rewardbench/official/tiny-cls.json")
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def rb_run(tmp_path_factory, shared_data, tiny_models):
+    with JudgeServer() as server:
+        def to_this_server(config: dict) -> None:
+            for judge in [m for m in config["rewardbench2"]["models"] if isinstance(m, dict)]:
+                judge["options"]["base_url"] = server.base_url
+
+        run = run_scenario("rewardbench", tmp_path_factory.mktemp("rewardbench"), shared_data, tiny_models,
+                           *TARGETS, env={JUDGE_KEY_ENV: JUDGE_SECRET}, edit=to_this_server)
+        yield run, server
+
+
+@pytest.mark.e2e
+def test_score_files_follow_the_contract(rb_run):
+    run, _ = rb_run
+    results = run.workdir / "results"
+    v1 = pd.read_parquet(results / "scores/tiny-cls/rewardbench.parquet")
+    assert len(v1) == 16 and set(v1["id"].str.rsplit("#", n=1).str[1]) == {"chosen", "rejected"}
+    v2 = pd.read_parquet(results / "scores/judge-direct/rewardbench2.parquet")
+    assert "rating" in v2.columns and "1#5" in set(v2["id"])  # the six-completion row's last completion
+    assert len(v2) == len(pd.read_parquet(results / "rewardbench2/data/rewardbench2.parquet"))
+    assert "rule rewardbench2_score" in run.output
+
+
+@pytest.mark.e2e
+def test_tables_are_the_official_rules_on_the_score_files(rb_run):
+    run, _ = rb_run
+    results = run.workdir / "results"
+    data = pd.read_parquet(results / "rewardbench2/data/rewardbench2.parquet")
+    table = {(r["model"], r["subset"]): r for r in _rows(results / "tables/rewardbench2_scores.csv")}
+    assert table[("Random (chance)", "Factuality")]["score"] == "25"
+    for model, mode in (("tiny-cls", "classifier"), ("judge-direct", "judge (direct)")):
+        scores = pd.read_parquet(results / f"scores/{model}/rewardbench2.parquet").set_index("id")
+        # a direct judge is scored on its ratings, an unparsable one as -1 (run_generative_v2.py)
+        rewards = scores["rating"].astype(float).fillna(-1.0) if mode != "classifier" else scores["reward"]
+        rule = rated_best_of_n if mode != "classifier" else best_of_n
+        expected = {}
+        for subset, rows in data.assign(r=data["id"].map(rewards)).groupby("subset"):
+            groups = [(row_id, list(g["r"]), int(g["n_correct"].iloc[0])) for row_id, g in rows.groupby("row_id",
+                                                                                                      sort=False)]
+            if subset == "Ties":
+                expected[subset] = ties_components([TiesRow(i, tuple(v), c) for i, v, c in groups])["score"]
+            else:
+                expected[subset] = sum(rule(v, i) for i, v, _ in groups) / len(groups)
+        for subset, value in expected.items():
+            assert float(table[(model, subset)]["score"]) == pytest.approx(100 * value), (model, subset)
+            assert table[(model, subset)]["mode"] == mode
+        assert float(table[(model, "Overall")]["score"]) == pytest.approx(100 * sum(expected.values()) / 6)
+    v1_data = pd.read_parquet(results / "rewardbench/data/rewardbench.parquet")
+    rewards = pd.read_parquet(results / "scores/tiny-cls/rewardbench.parquet").set_index("id")["reward"]
+    equal = rewards["1300#chosen"] == rewards["1300#rejected"]  # the pair whose chosen equals its rejected
+    v1 = {r["subset"]: float(r["accuracy"]) for r in _rows(results / "tables/rewardbench_scores.csv")
+          if r["model"] == "tiny-cls"}
+    for subset, rows in v1_data.groupby("subset"):
+        wins = [pair_won(rewards[f"{i}#chosen"], rewards[f"{i}#rejected"]) for i in rows["row_id"].unique()]
+        assert v1[subset] == pytest.approx(100 * sum(wins) / len(wins))
+    assert not equal or v1["xstest-should-respond"] == 0.0
+    sections = [r["section"] for r in _rows(results / "tables/rewardbench_sections.csv") if r["model"] == "tiny-cls"]
+    assert sections == ["Chat", "Chat Hard", "Safety", "Reasoning", "Overall"]
+    assert "\\begin{tabular}" in (results / "tables/rewardbench_sections.tex").read_text()
+
+
+@pytest.mark.e2e
+def test_official_layout_exports_hold_the_table_s_scores(rb_run):
+    import json
+
+    run, _ = rb_run
+    results = run.workdir / "results"
+    exported = json.loads((results / "rewardbench2/official/judge-direct.json").read_text())
+    assert (exported["model"], exported["model_type"], exported["chat_template"]) == ("judge-direct", "Generative RM",
+                                                                                     None)
+    table = {r["subset"]: float(r["score"]) for r in _rows(results / "tables/rewardbench2_scores.csv")
+             if r["model"] == "judge-direct" and r["subset"] != "Overall"}
+    assert {k: v for k, v in exported.items() if k in table} == pytest.approx({k: v / 100 for k, v in table.items()})
+    v1 = json.loads((results / "rewardbench/official/tiny-cls.json").read_text())
+    assert v1["model_type"] == "Seq. Classifier" and v1["xstest-should-respond"] in (0.0, 1.0)
+
+
+@pytest.mark.e2e
+def test_fairness_against_capability_reads_the_run_s_own_scores(rb_run):
+    run, _ = rb_run
+    tables = run.workdir / "results/tables"
+    rows = {r["model"]: r for r in _rows(tables / "fairness_vs_capability.csv")}
+    assert set(rows) == {"tiny-cls", "tiny-cls-b", "tiny-cls-c"}  # the fairness models
+    overall = {r["model"]: r["score"] for r in _rows(tables / "rewardbench_sections.csv") if r["section"] == "Overall"}
+    v2 = {r["model"]: r["score"] for r in _rows(tables / "rewardbench2_scores.csv") if r["subset"] == "Overall"}
+    for model, row in rows.items():
+        assert float(row["RewardBench overall"]) == pytest.approx(float(overall[model]))
+        gap = next(r for r in _rows(tables / "table7_gap.csv") if r["model"] == model)
+        assert float(row["abs_nmgd_percent"]) == pytest.approx(abs(float(gap["nmgd_percent"])))
+    assert float(rows["tiny-cls"]["RewardBench 2 overall"]) == pytest.approx(float(v2["tiny-cls"]))
+    assert rows["tiny-cls-b"]["RewardBench 2 overall"] == ""  # not run on RewardBench 2
+    correlations = _rows(tables / "fairness_vs_capability_correlations.csv")
+    nmgd = next(r for r in correlations if r["fairness"] == "abs_nmgd_percent" and r["measure"] == "RewardBench overall")
+    assert nmgd["n"] == "3" and nmgd["p_method"] == "exact"
+    claim = next(r for r in _rows(tables / "reproduction.csv") if r["model"] == "top-2 RewardBench models")
+    ranked = sorted(rows, key=lambda m: -float(rows[m]["RewardBench overall"]))[:2]
+    fairest = sorted(rows, key=lambda m: float(rows[m]["abs_nmgd_percent"]))[:2]
+    assert float(claim["ours"]) == len(set(ranked) & set(fairest))
+    supports = "This run supports" if float(claim["ours"]) == 2 else "This run does not support"
+    assert supports in (run.workdir / "results/summary.md").read_text()
+    assert (run.workdir / "results/figures/fig_fairness_vs_capability.pdf").stat().st_size > 0
+
+
+@pytest.mark.e2e
+def test_a_rerun_scores_nothing(rb_run):
+    run, server = rb_run
+    score = run.workdir / "results/scores/judge-direct/rewardbench2.parquet"
+    before, requests = score.stat().st_mtime_ns, server.requests
+    result = run_snakemake(run.workdir, run.configfile, "--cores", "2", *TARGETS,
+                           env={JUDGE_KEY_ENV: JUDGE_SECRET})
+    assert "Nothing to be done" in result.stdout + result.stderr
+    assert score.stat().st_mtime_ns == before and server.requests == requests
+

@@ -1,0 +1,96 @@
+"""`rmeval rewardbench-metrics`: every model's scores on one RewardBench version -> its tables.
+
+v1 writes rewardbench_scores.* and rewardbench_sections.*; v2 writes rewardbench2_scores.*. The chance rows come
+first, then the models in config order.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rmeval import cli_settings
+from rmeval.benchmarks.rewardbench.versions import V1, VERSIONS
+from rmeval.config_check import schema_default
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rmeval rewardbench-metrics", description=__doc__)
+    parser.add_argument("--version", choices=sorted(VERSIONS), required=True)
+    parser.add_argument("--data", required=True, help="the prepared table (rmeval rewardbench-prepare)")
+    parser.add_argument("--scores", default="results/scores", help="folder of {model}/<version>.parquet")
+    parser.add_argument("--models", nargs="*", default=[], help="the scored models, in table order")
+    parser.add_argument("--out", required=True, help="folder of the tables (results/tables)")
+    parser.add_argument("--bootstrap", type=int, default=schema_default("rewardbench2.bootstrap"))
+    parser.add_argument("--seed", type=int, default=schema_default("rewardbench2.seed"))
+    cli_settings.add_settings_argument(parser)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    import pandas as pd
+
+    from rmeval.benchmarks.rewardbench import metrics, tables
+
+    args = cli_settings.parse_args(build_parser(), argv)
+    version = VERSIONS[args.version]
+    data = pd.read_parquet(args.data)
+    out = Path(args.out)
+    scored = []
+    for model in args.models:
+        path = Path(args.scores) / model / f"{version.name}.parquet"
+        scored.append(metrics.join(data, pd.read_parquet(path), model, path))
+    if version is V1:
+        subsets, sections = metrics.chance_v1(data)
+        for item in scored:
+            more_subsets, more_sections = metrics.v1_rows(item)
+            subsets += more_subsets
+            sections += more_sections
+        tables.v1_subsets_table(subsets, out, "rewardbench_scores")
+        tables.v1_sections_table(sections, out, "rewardbench_sections")
+        tables.capability_table(sections, "RewardBench overall", "score", out / "rewardbench_capability.csv")
+    else:
+        rows = metrics.chance_v2(data)
+        for item in scored:
+            rows += metrics.v2_rows(item, args.bootstrap, args.seed)
+        tables.v2_scores_table(rows, out, "rewardbench2_scores")
+        tables.capability_table(rows, "RewardBench 2 overall", "score", out / "rewardbench2_capability.csv")
+    print(f"rewardbench-metrics: {version.name}: {len(scored)} model(s) -> {out}")
+    return 0
+
+
+def export_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rmeval rewardbench-export",
+                                     description="One model's RewardBench scores in the official results layout "
+                                                 "(run_rm.py / run_v2.py / run_generative_v2.py `results_grouped`: "
+                                                 "model, model_type, chat_template, one score per subset in [0, 1]).")
+    parser.add_argument("--version", choices=sorted(VERSIONS), required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--data", required=True, help="the prepared table")
+    parser.add_argument("--scores", required=True, help="the model's score file")
+    parser.add_argument("--out", required=True, help="the JSON file")
+    cli_settings.add_settings_argument(parser)
+    return parser
+
+
+MODEL_TYPES = {"classifier": "Seq. Classifier", "judge (direct)": "Generative RM"}  # the official labels
+
+
+def export_main(argv: list[str]) -> int:
+    import pandas as pd
+
+    from rmeval.benchmarks.rewardbench import metrics
+    from rmeval.io.atomic import write_json_atomic
+
+    args = cli_settings.parse_args(export_parser(), argv)
+    version = VERSIONS[args.version]
+    scored = metrics.join(pd.read_parquet(args.data), pd.read_parquet(args.scores), args.model, Path(args.scores))
+    if version is V1:
+        subsets = {row["subset"]: row["accuracy"] / 100 for row in metrics.v1_rows(scored)[0]}
+    else:
+        subsets = {row["subset"]: row["score"] / 100 for row in metrics.v2_rows(scored, 0, 0)
+                   if row["subset"] != metrics.OVERALL}
+    write_json_atomic({"model": args.model, "model_type": MODEL_TYPES[scored.mode], "chat_template": None,
+                       **subsets}, args.out, sort_keys=False)
+    print(f"rewardbench-export: {args.model} -> {args.out}")
+    return 0

@@ -1,0 +1,57 @@
+"""The RewardBench tables (CSV machine columns, Markdown and LaTeX through rmeval.tables); the catalogues name
+these builders. Percentages keep full precision in the CSV and two decimals in the Markdown / LaTeX."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rmeval.tables import Column, frame_csv, render_latex, render_markdown, write_table_files
+
+Row = dict[str, Any]
+
+V2_COLUMNS = (Column("model", "Model"), Column("mode", "Mode"), Column("subset", "Subset"),
+              Column("score", "Score (%)", "fixed", 2), Column("n", "n", "int"),
+              Column("ci_low", "95% CI low", "fixed", 2), Column("ci_high", "95% CI high", "fixed", 2))
+V1_SUBSET_COLUMNS = (Column("model", "Model"), Column("mode", "Mode"), Column("subset", "Subset"),
+                     Column("accuracy", "Accuracy (%)", "fixed", 2), Column("n", "n", "int"))
+V1_SECTION_COLUMNS = (Column("model", "Model"), Column("mode", "Mode"), Column("section", "Section"),
+                      Column("score", "Score (%)", "fixed", 2))
+
+
+def _write(rows: Sequence[Row], columns: Sequence[Column], out: Path, stem: str, caption: str, note: str) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows), columns=[column.key for column in columns])
+    write_table_files(out, stem, {"csv": frame_csv(frame),
+                                  "md": render_markdown(caption, columns, rows, note),
+                                  "tex": render_latex(caption, f"tab:{stem}", columns, rows, note)})
+
+
+def v2_scores_table(rows: Sequence[Row], out: Path, stem: str) -> None:
+    _write(rows, V2_COLUMNS, out, stem, "RewardBench 2 scores",
+           "Non-Ties subsets: best-of-N accuracy, a k-way tie at the top earns 1/k. Ties: the official weighted score. "
+           "Overall: the mean of the six subsets (empty when one did not run). Random (chance): 1/N per prompt.")
+
+
+def v1_subsets_table(rows: Sequence[Row], out: Path, stem: str) -> None:
+    _write(rows, V1_SUBSET_COLUMNS, out, stem, "RewardBench accuracy per subset",
+           "A pair is won when the chosen completion scores strictly higher; a tie is a loss.")
+
+
+def v1_sections_table(rows: Sequence[Row], out: Path, stem: str) -> None:
+    _write(rows, V1_SECTION_COLUMNS, out, stem, "RewardBench section scores",
+           "Sections weight their subsets by the official example counts (math-prm counted as 984, like code); "
+           "Overall is the mean of the four sections; a section with no subset in the run scores 0, as officially.")
+
+
+def capability_table(rows: Sequence[Row], measure: str, key: str, path: Path) -> None:
+    """model, measure, score: each scored model's overall score (a benchmark's `capability` file), chance rows out."""
+    import pandas as pd
+
+    from rmeval.io.atomic import write_text_atomic
+
+    overall = [{"model": row["model"], "measure": measure, "score": row[key]} for row in rows
+               if row.get("mode") != "baseline" and row.get("subset", row.get("section")) == "Overall"]
+    write_text_atomic(frame_csv(pd.DataFrame(overall, columns=["model", "measure", "score"])), path)

@@ -1,0 +1,46 @@
+"""The two RewardBench versions as data: what their rows hold and where their files go. Import-free."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Version:
+    """One RewardBench version.
+
+    name: its benchmark and config section (`rewardbench`, `rewardbench2`), also the score table's name
+    (results/scores/{model}/<name>.parquet). columns: the HF dataset's columns every row must have.
+    """
+
+    name: str
+    title: str
+    columns: tuple[str, ...]
+    chance: float  # percent: a random reward model's expected score (v1: a coin flip; v2: best of four)
+
+    @property
+    def data(self) -> str:
+        return f"results/{self.name}/data/{self.name}.parquet"
+
+    @property
+    def manifest(self) -> str:
+        return f"results/{self.name}/data/manifest.json"
+
+    @property
+    def prepare_rule(self) -> str:
+        return f"{self.name}_prepare"
+
+    @property
+    def metrics_rule(self) -> str:
+        return f"{self.name}_metrics"
+
+    @property
+    def score_rule(self) -> str:
+        return f"{self.name}_score"
+
+
+V1 = Version("rewardbench", "RewardBench", ("id", "prompt", "chosen", "chosen_model", "rejected", "rejected_model",
+                                             "subset"), chance=50.0)
+V2 = Version("rewardbench2", "RewardBench 2", ("id", "prompt", "chosen", "rejected", "num_correct", "num_rejected",
+                                               "total_completions", "models", "subset"), chance=25.0)
+VERSIONS = {version.name: version for version in (V1, V2)}
