@@ -53,13 +53,15 @@ def test_dry_run_quickstart_config():
 
 
 def test_dry_run_leaderboard_config():
-    """Today's open RMs (config/leaderboard.yaml): five ORMs on the fairness benchmark, all seven on RewardMATH."""
+    """Today's open RMs (config/leaderboard.yaml): five ORMs on the fairness benchmark and RewardBench 2, all seven on
+    RewardMATH."""
     text = (REPO_ROOT / "config" / "leaderboard.yaml").read_text()
     assert all(word in text for word in ("GPUs:", "Disk:", "Time:"))  # the resources a user needs, in its header
     result = _snakemake("-n", "--quiet", "rules", "--configfile", "config/leaderboard.yaml")
     assert result.returncode == 0, result.stdout + result.stderr
     jobs = _jobs_by_rule(result.stdout)
     assert jobs.get("score_fairness") == 8 * 5 and jobs.get("rewardmath_score") == 7 * 8, jobs
+    assert jobs.get("rewardbench2_score") == 5, jobs  # one score file per model, every completion in it
     assert jobs.get("download_model") == 7, jobs
 
 
