@@ -62,8 +62,10 @@ def test_rules_turn_score_files_into_tables_and_summary(tmp_path: Path) -> None:
     assert pd.read_csv(tables / "table10_rank_vs_fairness.csv")["n_models"].eq(3).all()
     summary = (tmp_path / "results" / "summary.md").read_text()
     assert "### unfair-rm" in summary
-    # the run's reproduction rule ran against resources/published/: none of these models is published
-    assert pd.read_csv(tables / "reproduction.csv").empty
+    # the run's reproduction rule ran against resources/published/: none of these models is published, so the only
+    # row is the paper's claim about the run's own models ("top-2 RewardBench models"), judged on their ranks
+    reproduction = pd.read_csv(tables / "reproduction.csv")
+    assert list(reproduction["model"]) == ["top-2 RewardBench models"], reproduction
     assert "Left out (no published values): unfair-rm, negative-rm, ref-rm." in (tables / "reproduction.md").read_text()
     assert "- Reproduction: no model of this run has published values" in summary
     assert "Data source: not recorded (no manifests in data)." in (tables / "table1_anova.md").read_text()

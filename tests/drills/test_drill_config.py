@@ -51,7 +51,30 @@ def complete_config() -> dict[str, Any]:
                        "rewardbench_revision": None, "subjects": ["algebra"], "models": ["math-shepherd-mistral-7b-prm"],
                        "official_dir": None, "official_rewardbench_dir": None, "problems": None, "bootstrap": 100,
                        "seed": 0, "prm_aggregation": "prod"},
+        "rewardbench": {"enabled": False, "source": "local", "path": "rb1.jsonl", "revision": None,
+                        "models": ["Skywork-Reward-V2-Qwen3-0.6B"]},
+        "rewardbench2": {"enabled": False, "source": "local", "path": "rb2.jsonl", "revision": None,
+                         "models": ["Skywork-Reward-V2-Qwen3-0.6B"], "bootstrap": 100, "seed": 0},
     }
+
+
+def complete_corpus_config() -> dict[str, Any]:
+    """The same with a grouped corpus instead of arXiv (`corpus:` and `arxiv:` are the two data sources; the
+    groups then map raw labels), every corpus key set."""
+    config = complete_config()
+    del config["arxiv"]
+    config["groups"] = {"plain": ["v_plain"], "prefixed": ["v_prefix"]}
+    config["corpus"] = {"source": "table", "path": "corpus.jsonl",
+                        "hf": {"name": "org/corpus", "config": None, "split": "test", "revision": None},
+                        "columns": {"id": "doc", "group": "field", "prompt": "question", "response": "answer",
+                                    "pair": "pid"},
+                        "prompt_template": None, "per_group": 4, "allow_fewer": False, "seed": 0}
+    return config
+
+
+def complete_config_for(path: tuple[str, ...]) -> dict[str, Any]:
+    """The complete config in which the key at `path` is set (`corpus` itself left out: the arXiv config)."""
+    return complete_corpus_config() if path[:1] == ("corpus",) and len(path) > 1 else complete_config()
 
 
 def parse_like_the_snakefile(config: dict[str, Any]) -> None:
@@ -190,7 +213,7 @@ def test_every_required_key_left_missing_is_rejected_naming_it(drill) -> None:
                 "rejected; the message names the key", tried=len(REQUIRED))
     failures = []
     for path in REQUIRED:
-        config = complete_config()
+        config = complete_config_for(path)
         if path == ("arxiv", "snapshot"):
             config["arxiv"]["source"] = "snapshot"  # required only for the snapshot source
         _delete(config, path)
@@ -208,9 +231,19 @@ def test_every_optional_key_left_missing_takes_its_documented_default(drill) -> 
                 outcome="accept")
     failures = []
     for path in OPTIONAL:
-        config = complete_config()
+        config = complete_config_for(path)
         if path == ("arxiv", "snapshot"):
             config["arxiv"]["source"] = "api"
+        if path == ("corpus", "path"):
+            config["corpus"]["source"] = "hf"  # the path is required only for a table source (as the snapshot)
+        if path == ("corpus", "columns", "prompt"):
+            config["corpus"]["prompt_template"] = "{question}"  # one of the two gives the prompt
+        if path == ("arxiv",):
+            # required exactly when there is no corpus: left out of an arXiv config it is rejected, naming it
+            message = rejection({key: value for key, value in config.items() if key != "arxiv"})
+            if message is None or "'arxiv' is a required property" not in message:
+                failures.append(f"arxiv without corpus: {message!r}")
+            config = complete_corpus_config()
         _delete(config, path)
         node = dict(ALL_KEYS_BY_PATH[path])
         try:
@@ -239,7 +272,7 @@ def test_unknown_key_is_rejected_naming_it(section: tuple[str, ...], drill) -> N
     where = ".".join(section) or "the top level"
     drill(f"config: unknown key in {where}", "input", f"`unknwon_setting: 1` added to {where}",
           "rejected; the message names the key")
-    config = complete_config()
+    config = complete_corpus_config() if section[:1] == ("corpus",) else complete_config()
     if section == ("models", "0"):
         config["models"][1]["unknwon_setting"] = 1
     else:

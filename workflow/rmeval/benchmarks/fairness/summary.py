@@ -218,6 +218,9 @@ def reproduction_line(tables: dict[str, Any]) -> str | None:
     frame = tables.get("reproduction")
     if frame is None:
         return None
+    from rmeval.benchmarks.fairness.capability import CLAIM_MODEL
+
+    frame = frame[frame["model"] != CLAIM_MODEL]  # the paper's claim has a sentence of its own (claim_sentence)
     if frame.empty:
         return "- Reproduction: no model of this run has published values (see reproduction.md)."
     same = int((frame["verdict"] == "same conclusion").sum())
