@@ -63,11 +63,19 @@ def _snakemake(workdir: Path, mode: str, *args: str) -> tuple[float, str]:
 
 
 def _slurm_requests(output: str) -> list[dict[str, str]]:
+    """What each Slurm job of the run asked for (scontrol: comment, time limit, memory, GPUs) and its state."""
     (run_id, *_) = re.findall(r"SLURM run ID: (\S+)", output)
-    listing = subprocess.run(["squeue", "-h", "-t", "all", f"--name={run_id}", "-o", "%i|%k|%l|%m|%b|%T"],
-                             capture_output=True, text=True, check=True).stdout
-    keys = ("job", "comment", "time_limit", "memory", "gpus", "state")
-    return [dict(zip(keys, line.split("|"), strict=True)) for line in sorted(listing.splitlines())]
+    ids = subprocess.run(["squeue", "-h", "-t", "all", f"--name={run_id}", "-o", "%i"], capture_output=True,
+                         text=True, check=True).stdout.split()
+    requests = []
+    for job_id in sorted(ids, key=int):
+        line = subprocess.run(["scontrol", "-o", "show", "job", job_id], capture_output=True, text=True,
+                              check=True).stdout
+        fields = dict(field.split("=", 1) for field in line.split() if "=" in field)
+        requests.append({"job": job_id, "comment": fields.get("Comment", ""), "time_limit": fields["TimeLimit"],
+                         "memory": fields.get("MinMemoryNode", ""), "gpus": fields.get("TresPerJob", ""),
+                         "state": fields["JobState"]})
+    return requests
 
 
 def _jobs(workdir: Path) -> dict[str, list[dict[str, Any]]]:
