@@ -258,7 +258,10 @@ def test_api_models_and_slurm_jobs_need_no_server(tmp_path: Path) -> None:
                              "options": {"base_url": "http://127.0.0.1:1/v1"}}, where="t")
     in_run = {RUN_ENV: "1:2"}
     assert wants_server(local, None, in_run) and not wants_server(local, None, {})
+    # A per-job allocation loads the model in the job; a model's allocation (slurm_grouping: model) serves it.
     assert not wants_server(local, None, {**in_run, "SLURM_JOB_ID": "7"})
+    assert wants_server(local, None, {**in_run, "SLURM_JOB_ID": "7", "RMEVAL_SLURM_SERVER": "1"})
+    assert not wants_server(local, None, {"SLURM_JOB_ID": "7", "RMEVAL_SLURM_SERVER": "1"})
     assert not wants_server(api, None, in_run) and not wants_server(api, True, in_run)
     assert not wants_server(local, False, in_run) and wants_server(local, True, {})
 

@@ -119,7 +119,8 @@ def schema_node(sections: tuple[str, ...], dest: str) -> tuple[str, dict[str, An
 def test_defaults_fill_every_section_and_nested_mapping():
     config = schema_filled()
     assert config["scoring"] == {"compile": False, "threads": 2, "token_budget": None, "max_batch_rows": 64,
-                                 "checkpoint_every": 500, "server": True, "max_replicas": None}
+                                 "checkpoint_every": 500, "server": True, "max_replicas": None,
+                                 "slurm_grouping": "model"}
     assert config["arxiv"]["api"]["page_size"] == 200 and config["arxiv"]["papers_per_group"] == 2000
     assert config["rewardmath"]["enabled"] is False and config["rewardmath"]["models"] == []
     assert config["lock"] is None and config["registry"] == "config/models.yaml"

@@ -1,6 +1,9 @@
 """The SLURM path on a real single-node cluster (started by .ci/slurm/start.sh: two count-only GPUs): the real
-workflow (the `slurm` scenario of .test/) through profiles/slurm, its master killed mid-run and resumed, every
-scoring job a Slurm job on its own GPU, and the cluster's scores equal to this machine's, bit for bit.
+workflow (the `slurm` scenario of .test/) through profiles/slurm, its master killed mid-run and resumed, each
+model's scoring jobs in one Slurm job per run (`scoring.slurm_grouping: model`, the default) that loads the model
+once and asks for one job's GPUs and memory and the sum of its jobs' runtimes, the two models' allocations on
+distinct GPUs, and the cluster's scores equal to this machine's, bit for bit. (The per-job mode is measured side
+by side with this one, rewards compared, by perf/bench_slurm_grouping.py.)
 
 The tests skip, with the reason, when no cluster answers `sinfo` or the executor plugin is missing.
 (Killing a local master and resuming: tests/drills/test_drill_kills.py; local GPU claims: tests/test_devices.py.)
@@ -105,19 +108,16 @@ def _slurm_job_of(meta: Path, workdir: Path) -> str | None:
 
 
 def _recorded_complete(workdir: Path) -> list[Path]:
-    """Score metadata files of pairs whose job Snakemake recorded as finished and whose Slurm job has ended. (A job
-    cancelled in the second between writing its files and exiting may lose them, and is then scored again: seen on
-    this cluster, so such a pair does not count.)"""
+    """Score metadata files of pairs whose job Snakemake recorded as finished. Inside a model's allocation the
+    jobstep records each job as it ends (it clears the job's `.snakemake/incomplete` markers on the shared file
+    system) while the allocation goes on with the model's next job."""
     incomplete = _incomplete_outputs(workdir)
     done = []
     for meta in (workdir / "results" / "scores").glob("*/*.meta.json"):
         relative = meta.relative_to(workdir).as_posix()
         if relative in incomplete or relative.replace(".meta.json", ".parquet") in incomplete:
             continue
-        job_id = _slurm_job_of(meta, workdir)
-        state = subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], capture_output=True,
-                               text=True).stdout.strip() if job_id else ""
-        if state != "COMPLETED":
+        if _slurm_job_of(meta, workdir) is None:
             continue
         done.append(meta)
     return done
@@ -202,37 +202,68 @@ def _slurm_job(job_id: str) -> dict[str, str]:
     return dict(field.split("=", 1) for field in line.split() if "=" in field)
 
 
+def _minutes(limit: str) -> int:
+    """scontrol's TimeLimit ([days-]hours:minutes:seconds) in minutes."""
+    days, _, clock = limit.rpartition("-")
+    hours, minutes, _seconds = (int(part) for part in clock.split(":"))
+    return (int(days) if days else 0) * 1440 + hours * 60 + minutes
+
+
 @pytest.mark.slurm
 @pytest.mark.e2e
-def test_slurm_run_scores_every_pair_as_a_slurm_job_on_distinct_gpus(slurm_run: ResumedRun) -> None:
+def test_each_model_loads_once_per_allocation_that_asks_for_one_jobs_gpus(slurm_run: ResumedRun) -> None:
     from datetime import datetime
 
-    jobs = []
+    config = SCENARIO.config()
+    registry = {model["name"]: model["resources"] for model in config["models"]}
+    allocations: dict[str, list[dict]] = {}
     for model in E2E_MODELS:
         for group in E2E_GROUPS:
             log = (slurm_run.workdir / "logs" / "score" / model / f"{group}.log").read_text()
-            found = re.search(r"Slurm job (\d+): using the GPUs Slurm assigned: \['(\d)'\]", log)
-            assert found, f"{model}/{group} did not run inside a Slurm job:\n{log[-2000:]}"
-            job_id, gpu = found.groups()
+            found = re.search(r"Slurm job (\d+): scoring through this allocation's model server", log)
+            assert found, f"{model}/{group} did not score through its allocation's model server:\n{log[-2000:]}"
             meta = json.loads((slurm_run.results / "scores" / model / f"{group}.meta.json").read_text())
-            assert meta["gpu_devices"] == [gpu]
-            slurm = _slurm_job(job_id)
-            assert slurm["JobName"] in slurm_run.slurm_run_ids
-            assert slurm.get("Comment") == f"rule_score_fairness_wildcards_{model}_{group}"
-            # A job of the killed run may have finished its work and been cancelled while exiting.
-            allowed = {"COMPLETED"} if slurm["JobName"] != slurm_run.slurm_run_ids[0] else {"COMPLETED", "CANCELLED"}
-            assert slurm["JobState"] in allowed, slurm
-            start = datetime.fromisoformat(slurm["StartTime"]).timestamp()
-            end = datetime.fromisoformat(slurm["EndTime"]).timestamp()
-            jobs.append({"pair": f"{model}/{group}", "job": job_id, "gpu": gpu, "start": start, "end": end})
+            server = meta["model_server"]
+            assert server is not None and meta["gpu_devices"] == server["gpu_devices"], meta
+            if server["started_by_this_job"]:  # in the batch step, by the allocation's launcher: it outlives steps
+                assert "started model server for" in log and "in this allocation's batch step" in log, log[-2000:]
+            allocations.setdefault(found.group(1), []).append(
+                {"pair": f"{model}/{group}", "model": model, "server": server, "startup_s": meta["startup_s"]})
+    rows = []
+    for job_id, pairs in allocations.items():
+        slurm = _slurm_job(job_id)
+        (model,) = {pair["model"] for pair in pairs}  # one model per allocation
+        # One load: one server (pid and key) served every pair, started by exactly one of them.
+        assert len({(pair["server"]["pid"], pair["server"]["key"]) for pair in pairs}) == 1, pairs
+        assert sum(pair["server"]["started_by_this_job"] for pair in pairs) == 1, pairs
+        assert sorted(pair["server"]["jobs_before"] for pair in pairs) == list(range(len(pairs))), pairs
+        # Snakemake's group job: named after the model's group, asking for the registry entry's GPUs and memory
+        # and the sum of its jobs' runtimes (the members that ran here; a killed allocation had more).
+        assert slurm["JobName"] in slurm_run.slurm_run_ids
+        assert slurm.get("Comment") == f"rule_rmeval-score-{model}_score_fairness", slurm
+        assert slurm["TresPerJob"] in {f"gres/gpu:{registry[model]['gpu']}", f"gres:gpu:{registry[model]['gpu']}"}, slurm
+        assert slurm["MinMemoryNode"] == f"{registry[model]['mem_mb']}M", slurm
+        minutes = _minutes(slurm["TimeLimit"])
+        assert minutes % registry[model]["runtime"] == 0 and minutes >= len(pairs) * registry[model]["runtime"], slurm
+        if slurm["JobName"] != slurm_run.slurm_run_ids[0]:  # the rerun's allocations ran all their members
+            assert minutes == len(pairs) * registry[model]["runtime"], (slurm, pairs)
+        allowed = {"COMPLETED"} if slurm["JobName"] != slurm_run.slurm_run_ids[0] else {"COMPLETED", "CANCELLED"}
+        assert slurm["JobState"] in allowed, slurm
+        rows.append({"job": job_id, "model": model, "gpu": pairs[0]["server"]["gpu_devices"],
+                     "start": datetime.fromisoformat(slurm["StartTime"]).timestamp(),
+                     "end": datetime.fromisoformat(slurm["EndTime"]).timestamp(),
+                     "pairs": [pair["pair"] for pair in pairs], "time_limit_min": minutes,
+                     "startup_s": [pair["startup_s"] for pair in pairs]})
     print(f"\nSlurm end-to-end (kill + resume): {slurm_run.wall_s:.0f} s; "
-          + "; ".join(f"{j['pair']} -> Slurm job {j['job']}, CUDA_VISIBLE_DEVICES={j['gpu']}" for j in jobs))
-    assert len({job["job"] for job in jobs}) == len(jobs), "each pair is its own Slurm job"
-    # Three one-GPU jobs on two GPUs: two ran at once (each wave starts two), and jobs that overlapped in time
-    # never shared a GPU. (The first wave's pair overlaps whether the kill came after one or two of them.)
-    overlapping = [(first, second) for index, first in enumerate(jobs) for second in jobs[index + 1:]
+          + "; ".join(f"Slurm job {r['job']} ({r['model']}, -t {r['time_limit_min']} min, GPU {r['gpu']}): "
+                      f"{r['pairs']} start-up {r['startup_s']} s" for r in rows))
+    # Per run, at most one allocation per model.
+    per_run = [(_slurm_job(row["job"])["JobName"], row["model"]) for row in rows]
+    assert len(per_run) == len(set(per_run)), per_run
+    # The two models' allocations ran at once (two GPUs) in one of the runs, never sharing a GPU.
+    overlapping = [(first, second) for index, first in enumerate(rows) for second in rows[index + 1:]
                    if first["start"] < second["end"] and second["start"] < first["end"]]
-    assert overlapping, jobs
+    assert overlapping, rows
     for first, second in overlapping:
         assert first["gpu"] != second["gpu"], (first, second)
 
@@ -244,7 +275,7 @@ def test_only_scoring_jobs_go_to_the_cluster(slurm_run: ResumedRun) -> None:
     for run_id in slurm_run.slurm_run_ids:
         listing = subprocess.run(["squeue", "-h", "-t", "all", f"--name={run_id}", "-o", "%k"],
                                  capture_output=True, text=True, check=True).stdout.split()
-        assert listing and all(comment.startswith("rule_score_fairness") for comment in listing), listing
+        assert listing and all(comment.startswith("rule_rmeval-score-") for comment in listing), listing
 
 
 @pytest.mark.slurm

@@ -17,11 +17,17 @@ from rmeval.run_outputs.catalogue import RUN as RUN_CATALOGUE
 from rmeval.errors import RmevalError
 from rmeval.devices import snakemake_gpu_limit
 from rmeval.resources import scoring_resources
-from rmeval.scoring.address import run_environment
+from rmeval.scoring.address import SERVER_DIR
+from rmeval.config_check import schema_default
+from rmeval.scoring import slurm_group
 
 # Identifies this run to its local jobs: a model's scoring jobs share one model server per run
 # (rmeval.scoring.server), which ends when this Snakemake process does. Not a param: no rerun trigger.
-os.environ.update(run_environment())
+# Inside a model's Slurm allocation (`scoring.slurm_grouping: model`) the run is the allocation: its first
+# Snakemake process (the jobstep, in the batch step) sets the id and starts the server launcher, and the jobs'
+# own Snakemake processes (one `srun` step each) keep both (rmeval.scoring.slurm_group, .slurm_launcher).
+_grouping = config.get("scoring", {}).get("slurm_grouping", schema_default("scoring.slurm_grouping"))
+os.environ.update(slurm_group.run_identity(os.environ, _grouping, Path.cwd() / SERVER_DIR))
 
 # Benchmark files go to one folder per run, so a partial rerun never mixes its timings with an older run's
 # (perf/stage_costs.py reads the latest). Jobs re-parsing the Snakefile (Slurm) inherit the folder.
@@ -51,6 +57,12 @@ except RmevalError as error:
 for _warning in PLAN.warnings:
     logger.warning(_warning)
 
+
+# Each scoring job holds one `rmeval_score_slot` when grouped per model: with this limit, scoped local (counted
+# inside a group job only, never across the run's allocations), a model's group job asks for one job's GPUs and
+# memory and the sum of the jobs' runtimes (rmeval.scoring.slurm_group explains Snakemake's group resources).
+workflow.register_resource(slurm_group.SLOT_RESOURCE, 1)
+
 # Locally, cap concurrent GPU jobs at the number of GPUs found (no-op under Slurm, on CPU-only machines,
 # or when the user passes --resources gpu=N); each job then claims its own devices (rmeval.devices).
 _gpu_limit = snakemake_gpu_limit(workflow.global_resources["_nodes"].value, "gpu" in workflow.global_resources)
@@ -74,6 +86,31 @@ def model_resource(key):
         return scoring_resources(ALL_SPECS[wildcards.model], attempt)[key]
 
     return get
+
+
+def slurm_grouped():
+    """Whether this process submits a model's scoring jobs as one Slurm group job. Asked while the DAG is built,
+    after Snakemake chose its executor (at parse time it has none yet)."""
+    executor = workflow.executor_plugin.name if workflow.executor_plugin is not None else None
+    return slurm_group.grouping_applies(executor, PLAN.scoring.slurm_grouping)
+
+
+def score_group(wildcards):
+    """`group:` of the score rules: a model's jobs of every benchmark in one group, only under the Slurm executor.
+    Snakemake merges independent jobs of one group only up to `--group-components` (default 1); it replaces its
+    group settings after parsing the Snakefile, so the per-model counts are set here, once the run's are final
+    (as if `--group-components rmeval-score-<model>=1000000` had been passed for every model)."""
+    if not slurm_grouped():
+        return None
+    settings = workflow.group_settings
+    wanted = slurm_group.group_components(ALL_SPECS, settings.group_components)
+    if dict(settings.group_components) != wanted:
+        settings.group_components = type(settings.group_components)(wanted)
+    return slurm_group.group_id(wildcards.model)
+
+
+def score_slot(wildcards):
+    return slurm_group.slot(slurm_grouped())
 
 
 def scoring_threads():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
@@ -67,17 +68,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def wants_server(spec: ModelSpec, flag: bool | None, environ: Mapping[str, str] | None = None) -> bool:
-    """Score through a model server? API models never; else `--server/--no-server`, else inside a
-    local Snakemake run (RMEVAL_RUN set) but not under Slurm, where each job is its own allocation."""
+    """Score through a model server? API models never; else `--server/--no-server`, else inside a Snakemake run
+    (RMEVAL_RUN set): locally, or under Slurm inside a model's allocation (`scoring.slurm_grouping: model`, whose
+    jobstep sets RMEVAL_SLURM_SERVER), not in a per-job allocation, which loads the model once anyway."""
     from rmeval.devices import under_slurm
     from rmeval.scoring.address import RUN_ENV
+    from rmeval.scoring.slurm_group import ALLOCATION_SERVER_ENV
 
     environ = os.environ if environ is None else environ
     if spec.adapter_entry.remote:
         return False
     if flag is not None:
         return flag
-    return bool(environ.get(RUN_ENV)) and not under_slurm(environ)
+    if not environ.get(RUN_ENV):
+        return False
+    return not under_slurm(environ) or bool(environ.get(ALLOCATION_SERVER_ENV))
 
 
 def main(argv: list[str]) -> int:
@@ -88,6 +93,10 @@ def main(argv: list[str]) -> int:
     from rmeval.scoring.client import requested_gpus
 
     use_server = wants_server(spec, args.server)
+    if use_server and os.environ.get("SLURM_JOB_ID"):
+        # The job's own GPUs are claimed by the server; the log still names the allocation it ran in.
+        print(f"Slurm job {os.environ['SLURM_JOB_ID']}: scoring through this allocation's model server",
+              file=sys.stderr, flush=True)
     # The server claims the GPUs (it holds the model); an API model needs none.
     gpus = 0 if use_server or spec.adapter_entry.remote else requested_gpus(spec.resources.gpu, args.device)
     # Claim before torch is imported: CUDA reads CUDA_VISIBLE_DEVICES once, at initialisation.

@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from rmeval.errors import RmevalError
 from rmeval.models.base import Prepared, RewardScorer, Runtime
+from rmeval.scoring import slurm_launcher
 from rmeval.scoring.address import RUN_ENV, ServerAddress, server_address, socket_name
 from rmeval.scoring.replicas import STARTING_LOAD, Replica, decide, least_loaded, replica_limit
+from rmeval.scoring.slurm_launcher import LAUNCHER_ENV
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,6 +46,7 @@ IDLE_ENV = "RMEVAL_SERVER_IDLE_S"
 DEFAULT_HANG_S = 60.0
 DEFAULT_IDLE_S = 300.0  # the run's end, or a job waiting for its GPUs, ends it sooner
 POLL_S = 0.05
+LOCK_HANDOVER_S = 30.0  # a server the Slurm launcher starts waits this long for the starting job's .lock
 # A job that wants a further replica while every GPU is held stands as a GPU waiter this long (idle servers check
 # for waiters every 0.25 s), then gives the ones that exit this long to let go of their GPU locks.
 NUDGE_S = 0.6
@@ -216,8 +219,10 @@ def launch_for(request: JobRequest, run_id: str | None = None) -> ServerLaunch:
     spec = request.spec
     run_id = run_id or os.environ.get(RUN_ENV) or "manual"
     gpus = requested_gpus(spec.resources.gpu, request.device)
+    # Under Slurm the run id is the jobstep's process (pid and start time) on its node: the allocation's job id
+    # keeps two allocations apart even where those coincide on two nodes sharing the working directory.
     settings = [spec.to_json(), request.device, str(request.padding_side), str(request.compile),
-                str(request.threads), str(gpus)]
+                str(request.threads), str(gpus), os.environ.get("SLURM_JOB_ID", "")]
     address = server_address(spec.name, run_id, settings)
     command = [
         sys.executable, "-m", "rmeval", "model-server", "--spec", spec.to_json(),
@@ -394,6 +399,13 @@ def survey(address: ServerAddress, model: str, hang_s: float, limit: int) -> lis
         index += 1
 
 
+def _without_lock_fd(command: list[str]) -> list[str]:
+    if "--lock-fd" not in command:
+        return list(command)
+    index = command.index("--lock-fd")
+    return command[:index] + command[index + 2:]
+
+
 def replica_launch(launch: ServerLaunch, index: int, held: HeldGpus | None, lock_fd: int | None = None) -> ServerLaunch:
     command = [*launch.command, "--replica", str(index)]
     if lock_fd is not None:
@@ -405,6 +417,16 @@ def replica_launch(launch: ServerLaunch, index: int, held: HeldGpus | None, lock
 
 def _spawn(launch: ServerLaunch, model: str, held: HeldGpus | None, lock_fd: int) -> subprocess.Popen[bytes]:
     address = launch.address
+    launcher = os.environ.get(LAUNCHER_ENV)
+    if launcher and held is None:
+        # Inside a model's Slurm allocation: the allocation's launcher starts the server in the batch step, which
+        # outlives this job's step. It cannot inherit our lock fd: it takes the `.lock` once we let go of it, right
+        # after this call, still under the model's pool lock (rmeval.scoring.slurm_launcher).
+        command = _without_lock_fd(launch.command) + ["--wait-lock-s", str(LOCK_HANDOVER_S)]
+        process = slurm_launcher.launch(Path(launcher), command, address.log)
+        print(f"rmeval score: started model server for {model!r} in this allocation's batch step (pid "
+              f"{process.pid}; log {address.log})", file=sys.stderr, flush=True)
+        return process  # type: ignore[return-value]  # poll(), returncode and pid, as Popen's
     with address.log.open("ab") as log:
         # Its own session: Snakemake ending this job's process group must not take the server along. The server
         # inherits its `.lock` and the GPU locks this job took for it (pass_fds): both held from the decision on,

@@ -260,6 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpus", type=int, default=0, help="GPUs to claim and hold")
     parser.add_argument("--replica", type=int, default=0, help="this server's replica index (0: the model's first)")
     parser.add_argument("--lock-fd", type=int, help="an inherited fd that already holds this server's .lock")
+    parser.add_argument("--wait-lock-s", type=float, default=0.0,
+                        help="wait this long for the .lock (the job that had it started us through the Slurm "
+                             "launcher and lets go of it right away: rmeval.scoring.slurm_launcher)")
     parser.add_argument("--held-gpus", default="",
                         help="device ids whose locks the starting job claimed and handed over (with --held-fds)")
     parser.add_argument("--held-fds", default="", help="inherited fds holding the --held-gpus locks")
@@ -283,6 +286,10 @@ def main(argv: list[str]) -> int:
         os.set_inheritable(lock_fd, False)
     else:
         lock_fd = hold_lock(address.lock)
+        deadline = time.monotonic() + args.wait_lock_s
+        while lock_fd is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            lock_fd = hold_lock(address.lock)
     if lock_fd is None:
         _log(f"another server already holds {address.lock}; exiting")
         return 0

@@ -25,6 +25,9 @@ class ScoringSettings:
     server: bool = schema_default("scoring.server")  # locally, score through the run's model server
     # warm replicas of a model's server on the free GPUs (None: as many as the GPUs hold; rmeval.scoring.replicas)
     max_replicas: int | None = schema_default("scoring.max_replicas")
+    # under the Slurm executor: one allocation per model and run ("model") or per (model, table) job ("job");
+    # not an `rmeval score` option (rmeval.scoring.slurm_group), so switching it re-runs nothing
+    slurm_grouping: str = schema_default("scoring.slurm_grouping")
 
     @classmethod
     def from_mapping(cls, raw: dict[str, Any]) -> ScoringSettings:
