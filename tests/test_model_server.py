@@ -20,6 +20,9 @@ from rmeval.scoring.address import RUN_ENV, owner_alive, run_environment, server
 from rmeval.scoring.cli import wants_server
 from workflow_helpers import RunOwner, torch_threads_kept
 
+# Real `rmeval score` jobs and model-server processes (loads, kills, hangs): out of the fast tier (conftest.py).
+pytestmark = pytest.mark.workflow
+
 WORDS = ("we study reward models group fairness across scientific disciplines tensor networks volatility "
          "auctions protein folding beamforming stochastic gradient").split()
 

@@ -20,6 +20,9 @@ from rmeval.registry import spec_from_mapping
 from rmeval.scoring.replicas import Decision, Replica, decide, least_loaded, replica_limit
 from test_model_server import FAULT_RUNNER, Run, _in_process, _meta, _papers, alive
 
+# Real `rmeval score` jobs and model-server processes (loads, kills, hangs): out of the fast tier (conftest.py).
+pytestmark = pytest.mark.workflow
+
 ROWS = 40
 BATCH_ROWS = "4"
 
