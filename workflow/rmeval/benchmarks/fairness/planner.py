@@ -91,6 +91,27 @@ def capability_files(config: Mapping[str, Any]) -> tuple[str, ...]:
                  if bench.capability and bench.enabled(config))
 
 
+def group_tables_plan(config: Mapping[str, Any], models: dict[str, ModelSpec], groups: tuple[str, ...],
+                      **source: Any) -> BenchmarkPlan:
+    """The fairness plan around its group tables, whichever source writes them (`source`: the data stage's needs,
+    pending outputs, the rules' settings, its own plan, warnings): every model scores every group table, and the
+    lock section records the tables and manifests, in config order."""
+    data = {group: DATA.format(group=group) for group in groups}
+    manifests = {group: MANIFEST.format(group=group) for group in groups}
+    return BenchmarkPlan(
+        name=BENCHMARK.name,
+        models=models,
+        model_keys=model_keys(BENCHMARK.models_key, config["models"]),
+        score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), tuple(models), groups,
+                              lambda model, table: data[table]),),
+        # The lock section (rmeval.benchmarks.fairness.lock): the group tables and manifests, in config order.
+        lock_inputs={"groups": [{"name": group, "data": data[group], "manifest": manifests[group]}
+                                for group in groups]},
+        lock_files=(*data.values(), *manifests.values()),
+        **source,
+    )
+
+
 def capability_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec]) -> dict[str, Any]:
     """`rmeval fairness-capability --settings`: the capability files, every model's published rank (inline ones
     too, labelled as published where a model did not run a capability benchmark), the permutation stream."""
@@ -139,17 +160,12 @@ def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPla
     models = context.resolve(config["models"], BENCHMARK.models_key)
     groups = tuple(config["groups"])
     data = {group: DATA.format(group=group) for group in groups}
-    manifests = {group: MANIFEST.format(group=group) for group in groups}
     stats = stats_settings(config, models, groups, context.locate)
     stats["corpus"] = True
     if paired:
         stats["pairs"] = DATA_DIR
-    return BenchmarkPlan(
-        name=BENCHMARK.name,
-        models=models,
-        model_keys=model_keys(BENCHMARK.models_key, config["models"]),
-        score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), tuple(models), groups,
-                              lambda model, table: data[table]),),
+    return group_tables_plan(
+        config, models, groups,
         needs=corpus_needs(corpus, located),
         pending={CORPUS_RULE: list(data.values())},
         settings={
@@ -159,9 +175,6 @@ def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPla
             "fairness_figures": {"dpi": config["figures"]["dpi"], **({"paired": True} if paired else {})},
             "fairness_capability": capability_settings(config, models),
         },
-        lock_inputs={"groups": [{"name": group, "data": data[group], "manifest": manifests[group]}
-                                for group in groups]},
-        lock_files=(*data.values(), *manifests.values()),
         own=FairnessPlan(groups=groups, snapshot=None, arxiv_from_lock=None,
                          corpus=CorpusPlan(inputs=[located] if located else [], paired=paired),
                          capability_files=capability_files(config)),
@@ -189,7 +202,6 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
             f"config: reference_model {reference!r} is not in `models`; Table 4 (Pearson r) will be skipped"
         )
     data = {group: DATA.format(group=group) for group in groups}
-    manifests = {group: MANIFEST.format(group=group) for group in groups}
     settings: dict[str, dict[str, Any]] = {
         "arxiv_fetch": fetch_settings(arxiv, snapshot),
         "arxiv_select": {**select_settings(arxiv), "groups": list(groups)},
@@ -200,19 +212,11 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from_lock = None
     if context.lock_path and arxiv["source"] == "lock":
         from_lock, settings["arxiv_from_lock"] = plan_arxiv_from_lock(config, context.lock_path, context.locate)
-    return BenchmarkPlan(
-        name=BENCHMARK.name,
-        models=models,
-        model_keys=model_keys(BENCHMARK.models_key, config["models"]),
-        score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), tuple(models), groups,
-                              lambda model, table: data[table]),),
+    return group_tables_plan(
+        config, models, groups,
         needs=arxiv_needs(arxiv, snapshot),
         pending={"arxiv_fetch": list(data.values())},
         settings=settings,
-        # The lock section (rmeval.benchmarks.fairness.lock): the group tables and manifests, in config order.
-        lock_inputs={"groups": [{"name": group, "data": data[group], "manifest": manifests[group]}
-                                for group in groups]},
-        lock_files=(*data.values(), *manifests.values()),
         own=FairnessPlan(groups=groups, snapshot=snapshot, arxiv_from_lock=from_lock,
                          capability_files=capability_files(config)),
         warnings=tuple(warnings),
