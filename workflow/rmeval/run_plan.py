@@ -155,6 +155,11 @@ class RunPlan:
         plans = self.benchmarks.values() if benchmark is None else [self.benchmarks[benchmark]]
         return [path for plan in plans for jobs in plan.score_jobs for path in jobs.score_files()]
 
+    def model_meta_files(self, model: str) -> list[str]:
+        """Every score sidecar a job of `model` writes, in every benchmark (its measured throughput is there)."""
+        return [jobs.stage.meta_file(model, table) for jobs in self.score_jobs if model in jobs.models
+                for table in jobs.tables]
+
     def meta_files(self, benchmark: str) -> list[str]:
         return [path for jobs in self.benchmarks[benchmark].score_jobs for path in jobs.meta_files()]
 

@@ -16,7 +16,7 @@ from rmeval.benchmarks import benchmark
 from rmeval.run_outputs.catalogue import RUN as RUN_CATALOGUE
 from rmeval.errors import RmevalError
 from rmeval.devices import snakemake_gpu_limit
-from rmeval.resources import scoring_resources
+from rmeval.resources import input_tokens, measured_tokens_per_s, scoring_resources, scoring_runtime
 from rmeval.scoring.address import SERVER_DIR
 from rmeval.config_check import schema_default
 from rmeval.scoring import slurm_group
@@ -77,6 +77,14 @@ ALL_SPECS = PLAN.all_specs
 def model_spec_json(name):
     """The resolved registry entry, passed to `rmeval score --spec` (a change to it re-runs the job)."""
     return ALL_SPECS[name].to_json()
+
+
+def model_runtime(wildcards, input, attempt):
+    """A scoring job's minutes: its input's tokens at the model's measured throughput (its earlier sidecars), else
+    the registry entry's `runtime` (rmeval.resources.scoring_runtime); a model's Slurm allocation sums them."""
+    spec = ALL_SPECS[wildcards.model]
+    measured = measured_tokens_per_s(spec, PLAN.model_meta_files(wildcards.model))
+    return scoring_runtime(spec, input_tokens(input.data), measured, attempt)
 
 
 def model_resource(key):

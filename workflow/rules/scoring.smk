@@ -44,7 +44,7 @@ for _jobs in PLAN.score_jobs:
             rmeval_score_slot=score_slot,
             gpu=model_resource("gpu"),
             mem_mb=model_resource("mem_mb"),
-            runtime=model_resource("runtime"),
+            runtime=model_runtime,
             gpu_model=model_resource("gpu_model"),
             slurm_partition=model_resource("slurm_partition"),
         conda:
