@@ -55,3 +55,19 @@ def write_config(path: Path, snapshot: Path, models: list[dict[str, Any]], paper
     config.update(extra or {})
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return config
+
+
+def prepare_snapshot(root: Path, abstracts: Path, papers: int) -> Path:
+    """A Kaggle-format snapshot of the benchmark abstracts under `root` (enough papers per group for `papers`),
+    written from a link to the abstracts file laid out as the shared data is."""
+    import _models
+    from workflow_helpers import write_kaggle_snapshot
+
+    shared = root / "shared"
+    (shared / "arxiv").mkdir(parents=True, exist_ok=True)
+    link = shared / "arxiv" / _models.ABSTRACTS_FILE.split("/")[-1]
+    if not link.exists():
+        link.symlink_to(abstracts.resolve())
+    snapshot = root / "inputs" / "arxiv-metadata-oai-snapshot.json.gz"
+    write_kaggle_snapshot(shared, snapshot, per_group=max(40, papers + 10))
+    return snapshot

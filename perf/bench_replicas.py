@@ -33,8 +33,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 import _models  # noqa: E402
-from _runs import cpu_name, snakemake, write_config  # noqa: E402
-from workflow_helpers import PAPER_GROUPS, tiny_model_entry, write_kaggle_snapshot  # noqa: E402
+from _runs import cpu_name, prepare_snapshot, snakemake, write_config  # noqa: E402
+from workflow_helpers import PAPER_GROUPS, tiny_model_entry  # noqa: E402
 
 MODES = {"one-server": 1, "replicas": None}  # scoring.max_replicas
 
@@ -103,13 +103,7 @@ def main(argv: list[str]) -> int:
     if abstracts is None or not abstracts.is_file():
         raise SystemExit("bench_replicas: no abstracts; set RMEVAL_SHARED_DATA or pass --abstracts")
     root = args.workdir or Path(tempfile.mkdtemp(prefix="bench-replicas-"))
-    shared = root / "shared"
-    (shared / "arxiv").mkdir(parents=True, exist_ok=True)
-    link = shared / "arxiv" / _models.ABSTRACTS_FILE.split("/")[-1]
-    if not link.exists():
-        link.symlink_to(abstracts.resolve())
-    snapshot = root / "inputs" / "arxiv-metadata-oai-snapshot.json.gz"
-    write_kaggle_snapshot(shared, snapshot, per_group=max(40, args.papers + 10))
+    snapshot = prepare_snapshot(root, abstracts, args.papers)
     if args.device == "cpu":  # fake devices for Snakemake's gpu cap, the jobs and their servers alike
         os.environ.update({"RMEVAL_GPU_COUNT": str(args.fake_gpus), "RMEVAL_GPU_LOCK_DIR": str(root / "gpu-locks")})
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)

@@ -32,8 +32,8 @@ REPO_ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 import _models  # noqa: E402
-from _runs import cpu_name, snakemake, write_config  # noqa: E402
-from workflow_helpers import PAPER_GROUPS, tiny_model_entry, write_kaggle_snapshot  # noqa: E402
+from _runs import cpu_name, prepare_snapshot, snakemake, write_config  # noqa: E402
+from workflow_helpers import PAPER_GROUPS, tiny_model_entry  # noqa: E402
 
 STARTUP_GOAL_S = 1.0
 MODES = ("cold", "warm")
@@ -124,13 +124,7 @@ def main(argv: list[str]) -> int:
     if abstracts is None or not abstracts.is_file():
         raise SystemExit("bench_warm_server: no abstracts; set RMEVAL_SHARED_DATA or pass --abstracts")
     root = args.workdir or Path(tempfile.mkdtemp(prefix="bench-warm-"))
-    shared = root / "shared"
-    (shared / "arxiv").mkdir(parents=True, exist_ok=True)
-    link = shared / "arxiv" / _models.ABSTRACTS_FILE.split("/")[-1]
-    if not link.exists():
-        link.symlink_to(abstracts.resolve())
-    snapshot = root / "inputs" / "arxiv-metadata-oai-snapshot.json.gz"
-    write_kaggle_snapshot(shared, snapshot, per_group=max(40, args.papers + 10))
+    snapshot = prepare_snapshot(root, abstracts, args.papers)
     entries = model_entries(root, abstracts, args.device)
     models = [entry["name"] for entry in entries]
     groups = list(PAPER_GROUPS)

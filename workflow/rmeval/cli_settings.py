@@ -30,16 +30,19 @@ def add_settings_argument(parser: argparse.ArgumentParser) -> None:
                              "flags given beside it win")
 
 
-def _settings(text: str | None, prog: str) -> dict[str, Any]:
-    if not text:
-        return {}
+def json_object(text: str, where: str) -> dict[str, Any]:
+    """A JSON object given on the command line; an error naming `where` (the command and its option) otherwise."""
     try:
         value = json.loads(text)
     except ValueError as error:
-        raise RmevalError(f"{prog} {SETTINGS_FLAG}: not valid JSON ({error})") from error
+        raise RmevalError(f"{where}: not valid JSON ({error})") from error
     if not isinstance(value, dict):
-        raise RmevalError(f"{prog} {SETTINGS_FLAG}: expected a JSON object, got {type(value).__name__}")
+        raise RmevalError(f"{where}: expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def _settings(text: str | None, prog: str) -> dict[str, Any]:
+    return json_object(text, f"{prog} {SETTINGS_FLAG}") if text else {}
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:

@@ -7,12 +7,10 @@ its path located, the groups in config order); run by hand, give the same as fla
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from rmeval import cli_settings
-from rmeval.errors import RmevalError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,23 +22,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _json(text: str, flag: str) -> dict:
-    try:
-        value = json.loads(text)
-    except ValueError as error:
-        raise RmevalError(f"{flag}: not JSON ({error})") from error
-    if not isinstance(value, dict):
-        raise RmevalError(f"{flag}: expected a JSON object")
-    return value
-
-
 def main(argv: list[str]) -> int:
     from rmeval.benchmarks.fairness.corpus.prepare import prepare, write
     from rmeval.benchmarks.fairness.corpus.source import load
 
     args = cli_settings.parse_args(build_parser(), argv)
-    corpus = _json(args.corpus_json, "--corpus-json")
-    groups = _json(args.groups_json, "--groups-json")
+    corpus = cli_settings.json_object(args.corpus_json, "--corpus-json")
+    groups = cli_settings.json_object(args.groups_json, "--groups-json")
     loaded = load(corpus)
     prepared = prepare(loaded.frame, groups, corpus, loaded.where)
     for warning in prepared.warnings:
