@@ -106,6 +106,7 @@ class Plan:
     model_keys: Mapping[str, str] = field(default_factory=dict)
     score_rules: frozenset[str] = frozenset({"download_model"})  # the rules that load or call a model
     needs: tuple[Needs, ...] = ()
+    built: frozenset[str] = frozenset()  # models whose local folder the run builds itself (`tiny_models`)
 
 
 # ----------------------------------------------------------------------------- environment
@@ -276,6 +277,8 @@ def collect(
                     key, f"{variable} (options.api_key_env) is not set; this model scores through an API",
                     f"export {variable}=<your key>, or remove the model (and set reference_model: null if it is "
                     f"the reference)", score_rules, frozenset({name})))
+        elif name in plan.built:
+            continue  # rule tiny_model writes its folder before the weights stage reads it
         elif looks_local(spec.path):
             folder = Path(spec.path).expanduser()
             if not folder.is_dir() or not (folder / "config.json").is_file():

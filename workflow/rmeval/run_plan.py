@@ -17,6 +17,7 @@ from typing import Any
 
 from rmeval.benchmarks import all_benchmarks
 from rmeval.benchmarks.catalogue import Benchmark, ScoreStage, import_target
+from rmeval.built_models import BuiltModel, built_folder, built_models, random_models
 from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
 from rmeval.preflight import Needs
@@ -136,6 +137,17 @@ class RunPlan:
     scoring: ScoringSettings
     model_keys: dict[str, str]  # model -> the first config key naming it, for preflight lines
     warnings: tuple[str, ...]  # to log at parse time
+    built: Mapping[str, BuiltModel] = field(default_factory=dict)  # folders the run builds (`tiny_models`)
+
+    def built_folder(self, model: str) -> str | None:
+        """The folder rule tiny_model builds for `model` (its `path` is one of `tiny_models`), else None."""
+        found = built_folder(self.all_specs[model], self.built)
+        return found.folder if found else None
+
+    @property
+    def random_models(self) -> list[str]:
+        """The models whose weights this run builds at random: their rewards mean nothing."""
+        return random_models(self.all_specs, self.built)
 
     def own(self, benchmark: str) -> Any:
         """A benchmark's own plan (its rule file reads it); None when the benchmark is not enabled."""
@@ -206,7 +218,8 @@ class RunPlan:
         from rmeval.preflight import Plan
 
         return Plan(models=self.all_specs, model_keys=self.model_keys, score_rules=self.score_rules,
-                    needs=tuple(plan.needs for plan in self.benchmarks.values()))
+                    needs=tuple(plan.needs for plan in self.benchmarks.values()),
+                    built=frozenset(self.random_models))
 
 
 def enabled_benchmarks(config: Mapping[str, Any]) -> list[Benchmark]:
@@ -255,6 +268,11 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
         all_specs, locked = follow_lock(defined, load_lock(lock_path) if lock_path else None)
     except RmevalError as error:
         raise RmevalError(f"config: lock: {error}") from error
+    built = built_models(config)
+    used = {built_folder(spec, built) for spec in all_specs.values()}
+    for folder in sorted(set(built.values()) - used, key=lambda model: model.folder):
+        raise RmevalError(f"config: tiny_models: {folder.folder} is no model's `path`; name it in a model entry "
+                          f"(`path: {folder.folder}`) or remove it")
     return RunPlan(
         benchmarks=plans,
         all_specs=all_specs,
@@ -264,4 +282,5 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
         scoring=ScoringSettings.from_mapping(config["scoring"]),
         model_keys=keys,
         warnings=tuple(warning for plan in plans.values() for warning in plan.warnings),
+        built=built,
     )
