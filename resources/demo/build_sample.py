@@ -6,7 +6,8 @@ Reads the collected arXiv listing (arXiv's own metadata: id, title, abstract, pr
 papers whose abstract is complete, and draws `PER_GROUP` per paper group of the demo's eight groups plus
 `EXTRA_OUTSIDE` statistics papers that belong to no group (the data stage must skip them), seeded. Writes Kaggle
 `arxiv-metadata-oai-snapshot` JSON lines with only the fields the sample has: `id`, `title`, `abstract`,
-`categories` (the primary category alone: the listing does not hold the full list). Same input, same file.
+`categories` (the primary category: the listing does not hold the full list; an eess.SY paper also gets cs.SY,
+the alias arXiv lists with every eess.SY paper). Same input, same file.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     for group, rows in sorted(by_group.items()):
         rows.sort(key=lambda row: row["id"])
         for row in rng.sample(rows, EXTRA_OUTSIDE if group == "outside" else PER_GROUP):
+            categories = row["primary_category"] + (" cs.SY" if row["primary_category"] == "eess.SY" else "")
             records.append({"id": row["id"], "title": " ".join(row["title"].split()),
-                            "abstract": row["abstract"].strip(), "categories": row["primary_category"]})
+                            "abstract": row["abstract"].strip(), "categories": categories})
     records.sort(key=lambda record: record["id"])
     args.out.write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records),
                         encoding="utf-8")
