@@ -141,6 +141,21 @@ def test_caption_files_are_valid_rst_of_one_or_two_sentences() -> None:
         assert ("The <strong>RewardMATH</strong> branch is enabled" in html) is rewardmath
 
 
+def test_every_caption_and_section_is_rst_docutils_accepts() -> None:
+    """Every file of workflow/report/ (captions of every benchmark, front-page sections): a docutils warning or
+    error (e.g. `|NMGD|`, an undefined substitution) fails here instead of showing in the report."""
+    from docutils.core import publish_parts
+    from docutils.utils import SystemMessage
+
+    for path in sorted(REPORT_DIR.glob("*.rst")):
+        if path.name == "workflow.rst":
+            continue  # the front page links the report's items: checked with them above
+        try:
+            publish_parts(path.read_text(), writer="html", settings_overrides={"halt_level": 2, "report_level": 5})
+        except SystemMessage as error:
+            raise AssertionError(f"{path.name}: {error}") from error
+
+
 def test_figures_rule_wraps_every_png_in_report_with_its_caption() -> None:
     """The rule's outputs are the catalogue's figures: each PNG a report entry with its caption, and a PDF."""
     figures = BENCHMARK.of_rule("fairness_figures")
@@ -230,14 +245,48 @@ def test_chromium_page_probe_tells_good_from_broken_images(tmp_path: Path) -> No
     assert images["bad.png"].natural_width == 0
 
 
-@pytest.mark.e2e
-@needs_chromium
-def test_workflow_report_renders_every_figure(e2e_run, tmp_path: Path) -> None:
-    """The report of the real end-to-end run: every image renders and every item has a caption."""
+@dataclass(frozen=True)
+class RunReport:
+    html: Path
+    output: str  # what `snakemake --report` printed
+
+
+@pytest.fixture(scope="module")
+def e2e_report(e2e_run, tmp_path_factory: pytest.TempPathFactory) -> RunReport:
+    """`snakemake --report` of the end-to-end run (the demo)."""
     from workflow_helpers import run_snakemake
 
-    html = tmp_path / "report.html"
-    run_snakemake(e2e_run.workdir, e2e_run.configfile, "--report", str(html))
+    html = tmp_path_factory.mktemp("e2e-report") / "report.html"
+    built = run_snakemake(e2e_run.workdir, e2e_run.configfile, "--report", str(html))
+    return RunReport(html, built.stdout + built.stderr)
+
+
+def docutils_problems(text: str) -> list[str]:
+    """docutils' complaints: `(ERROR/3) ...` lines and the "Docutils System Messages" a caption shows instead."""
+    return re.findall(r".*\((?:ERROR|SEVERE|WARNING)/\d\).*|.*System Message.*", text)
+
+
+def test_docutils_problems_are_found() -> None:
+    from docutils.core import publish_parts
+
+    shown = publish_parts("The |NMGD| of a model.", writer="html")["html_body"]
+    assert docutils_problems(shown) and docutils_problems('<string>:1: (ERROR/3) Undefined substitution "X".')
+    assert not docutils_problems(publish_parts("The \\|NMGD\\| of a model.", writer="html")["html_body"])
+
+
+@pytest.mark.e2e
+def test_workflow_report_has_no_docutils_error(e2e_report: RunReport) -> None:
+    """No caption of the report holds a docutils error or system message, and building it printed none."""
+    assert not docutils_problems(e2e_report.output), docutils_problems(e2e_report.output)
+    html = e2e_report.html.read_text(encoding="utf-8")
+    assert not docutils_problems(html), docutils_problems(html)[:3]
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_workflow_report_renders_every_figure(e2e_report: RunReport, tmp_path: Path) -> None:
+    """The report of the real end-to-end run: every image renders and every item has a caption."""
+    html = e2e_report.html
     results = report_data(html, "results")
     for stem in FIGURE_NAMES:
         assert f"results/figures/{stem}.png" in results, stem

@@ -6,7 +6,7 @@
 from rmeval.run_outputs.plan import RunOutputsPlan
 from rmeval.run_outputs.report import SECTIONS_KEY as REPORT_SECTIONS_KEY
 
-RUN_OUTPUTS = RunOutputsPlan.from_config(config, REPOSITORY)
+RUN_OUTPUTS = RunOutputsPlan.from_config(config, REPOSITORY, tuple(PLAN.random_models))
 
 # The report's front page (workflow/report/workflow.rst) is rendered with Jinja and sees only `snakemake.config`:
 # the enabled benchmarks' sections reach it there. Set after common.smk has hashed the config for the lock.
