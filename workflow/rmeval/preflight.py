@@ -42,6 +42,7 @@ class Problem:
     fix: str
     rules: frozenset[str]
     models: frozenset[str] = frozenset()
+    network: bool = False  # it needs network this machine lacks: the report offers the offline demo
 
     def line(self) -> str:
         return f"{self.key}: {self.what}; {self.fix}"
@@ -300,7 +301,7 @@ def collect(
         if answers[need.url]:
             problems.append(Problem(
                 need.key, f"{need.what} needs {endpoint(need.url)[0]}, which is unreachable ({answers[need.url]})",
-                need.fix, need.rules))
+                need.fix, need.rules, network=True))
     blocked = ("HF_HUB_OFFLINE is set" if offline else
                f"{endpoint(hub)[0]} is unreachable ({answers[hub]})" if hub and answers[hub] else None)
     if uncached and blocked:
@@ -312,10 +313,11 @@ def collect(
             " / ".join(sections), f"{_names(uncached)} {'is' if one else 'are'} not in the Hugging Face cache "
             f"({hub_cache_dir()}){at}, and {blocked}",
             f"download {'it' if one else 'them'} where there is network into the HF_HOME this run uses, or give "
-            f"{'it' if one else 'each'} a local `path` ({OFFLINE_DOCS})", score_rules, frozenset(uncached)))
+            f"{'it' if one else 'each'} a local `path` ({OFFLINE_DOCS})", score_rules, frozenset(uncached),
+            network=True))
     for need in datasets if blocked else []:
         problems.append(Problem(need.key, f"{need.what} needs {need.dataset}, which is not in the Hugging Face "
-                                f"cache, and {blocked}", need.fix, need.rules))
+                                f"cache, and {blocked}", need.fix, need.rules, network=True))
     return problems
 
 
@@ -338,7 +340,14 @@ def jobs_filter(jobs: Iterable[Any]) -> Relevant:
 def report(problems: list[Problem], tail: str) -> str:
     count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
     lines = "\n".join(f"  {problem.line()}" for problem in problems)
-    return f"preflight: {count} before the first job:\n{lines}\n{tail}"
+    offline = f"{NO_NETWORK_ROUTES}\n" if any(problem.network for problem in problems) else ""
+    return f"preflight: {count} before the first job:\n{lines}\n{offline}{tail}"
+
+
+NO_NETWORK_ROUTES = (
+    "No network here? `snakemake --cores 2 --configfile config/demo.yaml` runs the whole workflow offline now (a "
+    "shipped arXiv sample and two random tiny models: its rewards mean nothing); with your own snapshot and model "
+    f"folders, config/offline.yaml ({OFFLINE_DOCS}).")
 
 
 STOP_TAIL = "Nothing was run. Fix these, or set RMEVAL_PREFLIGHT=warn to run anyway (RMEVAL_PREFLIGHT=off skips)."

@@ -136,8 +136,9 @@ def stats_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec], g
     }
 
 
-def corpus_needs(corpus: Mapping[str, Any], located: str | None) -> Needs:
-    from rmeval.preflight import DatasetNeed, FileNeed
+def corpus_needs(corpus: Mapping[str, Any], located: str | None, groups: Mapping[str, list[str]]) -> Needs:
+    from rmeval.benchmarks.fairness.corpus.preflight import corpus_problem
+    from rmeval.preflight import Check, DatasetNeed, FileNeed
 
     rules = frozenset({CORPUS_RULE})
     if corpus["source"] == "hf":
@@ -147,7 +148,8 @@ def corpus_needs(corpus: Mapping[str, Any], located: str | None) -> Needs:
         return Needs(datasets=(DatasetNeed(key="corpus.hf.name", dataset=name, what="'hf'", rules=rules,
                                            fix="offline, use `corpus.source: table` with a local file"),))
     return Needs(files=(FileNeed(key="corpus.path", path=located or "", rules=rules,
-                                 what=f"file not found: {corpus['path']}", fix="fix corpus.path"),))
+                                 what=f"file not found: {corpus['path']}", fix="fix corpus.path"),),
+                 checks=(Check(rules, lambda: corpus_problem(corpus, groups, rules)),))
 
 
 def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
@@ -166,7 +168,7 @@ def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPla
         stats["pairs"] = DATA_DIR
     return group_tables_plan(
         config, models, groups,
-        needs=corpus_needs(corpus, located),
+        needs=corpus_needs(corpus, located, config["groups"]),
         pending={CORPUS_RULE: list(data.values())},
         settings={
             CORPUS_RULE: {"corpus_json": json.dumps(corpus, sort_keys=True),

@@ -55,5 +55,8 @@ BENCHMARK = Benchmark(
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
     ),
     capability="capability",
+    # Its section of the run summary (rmeval.run_outputs): each model's overall score and its parts.
+    summary_section="rmeval.benchmarks.rewardbench.summary:v1_section",
+    summary_inputs=("sections",),
     report_section="rewardbench_section.rst",
 )

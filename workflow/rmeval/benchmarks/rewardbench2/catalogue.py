@@ -37,5 +37,8 @@ BENCHMARK = Benchmark(
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
     ),
     capability="capability",
+    # Its section of the run summary (rmeval.run_outputs): each model's overall score and its parts.
+    summary_section="rmeval.benchmarks.rewardbench.summary:v2_section",
+    summary_inputs=("scores",),
     report_section="rewardbench2_section.rst",
 )
