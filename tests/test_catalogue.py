@@ -50,7 +50,8 @@ _outputs = {{
     for job_rule in workflow.rules
 }}
 # The lock's config hash is taken before run.smk adds the report's sections to the config.
-_hash_before = PLAN.config_sha256 == _config_sha256({{k: v for k, v in config.items() if k != "_report_sections"}})
+_hash_before = PLAN.config_sha256 == _config_sha256({{k: v for k, v in config.items()
+                                                     if k not in ("_report_sections", "_report_skipped")}})
 Path("parsed.json").write_text(_json.dumps({{"outputs": _outputs, "all": all_outputs(), "hash_before": _hash_before,
                                             "report_sections": config["_report_sections"]}}))
 """
@@ -63,7 +64,9 @@ def parsed(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "groups": {"physics": ["physics"], "computer_science": ["cs"]},
         "arxiv": {"source": "snapshot", "snapshot": "unused.jsonl"},
         "registry": str(REPO / "config" / "models.yaml"),
-        "models": [{"name": "tiny-rm", "path": "local/tiny-rm"}],
+        # two with a RewardBench rank: no optional figure is skipped (test_optional_figures_... has the others)
+        "models": [{"name": "tiny-rm", "path": "local/tiny-rm", "rewardbench_rank": 1},
+                   {"name": "tiny-rm-b", "path": "local/tiny-rm-b", "rewardbench_rank": 2}],
     }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     (workdir / "Snakefile").write_text(SNAKEFILE)
@@ -178,3 +181,21 @@ def test_run_level_parts_name_their_own_inputs_and_files_that_exist() -> None:
         assert callable(import_target(command.target)), command.target
     for output in RUN.outputs:
         assert callable(output.build()), output.builder
+
+
+def test_optional_figures_are_skipped_only_when_they_would_show_nothing() -> None:
+    """The fairness planner leaves out the figures with nothing to plot (catalogue `optional`), saying why."""
+    from rmeval.benchmarks.fairness.planner import skipped_figures
+    from rmeval.registry import spec_from_mapping
+
+    def models(*ranks):
+        return {f"m{i}": spec_from_mapping({"name": f"m{i}", "path": f"local/m{i}", "rewardbench_rank": rank}, "test")
+                for i, rank in enumerate(ranks)}
+
+    unranked = skipped_figures({}, models(None, None))
+    assert set(unranked) == {"gap_vs_rank", "capability_figure"}
+    assert "0 of 2 model(s) have a `rewardbench_rank`" in unranked["gap_vs_rank"]
+    assert set(skipped_figures({}, models(3, None))) == {"gap_vs_rank"}  # one rank: the capability figure has it
+    assert skipped_figures({}, models(3, 5)) == {}
+    assert all(BENCHMARK.get(key).optional for key in unranked)
+    assert not any(output.optional for output in BENCHMARK.outputs if output.key not in unranked)

@@ -78,8 +78,10 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
     """The real figures rule and report front page, in a workflow whose only other rule stages the tables."""
     workdir = tmp_path_factory.mktemp("figures-report")
     write_fixture_tables(workdir / "fixtures")
-    # common.smk's helpers (rule_outputs, rule_inputs) read the config: no models are needed to draw figures.
-    config = {**CONFIG, "models": [], "registry": str(REPO_ROOT / "config" / "models.yaml")}
+    # common.smk's helpers (rule_outputs, rule_inputs) read the config: two registry models with a published
+    # RewardBench rank, so that the plan skips no optional figure (none is scored: the tables are fixtures).
+    config = {**CONFIG, "models": ["ArmoRM-Llama3-8B-v0.1", "GRM-llama3-8B-sftreg"],
+              "registry": str(REPO_ROOT / "config" / "models.yaml")}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     (workdir / "Snakefile").write_text(
         f'configfile: "config.yaml"\n\n'
@@ -282,6 +284,21 @@ def test_workflow_report_has_no_docutils_error(e2e_report: RunReport) -> None:
     assert not docutils_problems(e2e_report.output), docutils_problems(e2e_report.output)
     html = e2e_report.html.read_text(encoding="utf-8")
     assert not docutils_problems(html), docutils_problems(html)[:3]
+
+
+@pytest.mark.e2e
+def test_figures_with_nothing_to_show_are_not_written_and_the_report_says_why(e2e_run, e2e_report) -> None:
+    """The demo's models have no RewardBench rank and it measures no capability: the two optional figures
+    (catalogue `optional`) are neither written nor in the report, whose front page names them with the reason."""
+    results = report_data(e2e_report.html, "results")
+    front_page = report_data(e2e_report.html, "workflow_desc")
+    assert "Not in this report" in front_page
+    for stem, why in (("fig_gap_vs_rank", "0 of 2 model(s) have a"),
+                      ("fig_fairness_vs_capability", "no model has a capability value")):
+        assert not (e2e_run.results / "figures" / f"{stem}.png").exists()
+        assert not (e2e_run.results / "figures" / f"{stem}.pdf").exists()
+        assert f"results/figures/{stem}.png" not in results
+        assert stem in front_page and why in front_page, stem
 
 
 @pytest.mark.e2e

@@ -99,6 +99,8 @@ class BenchmarkPlan:
     settings: rule -> that rule's `--settings` object (rmeval.cli_settings). lock_inputs: what its lock section
     (its catalogue's `lock_section`) is built from, as `rmeval lock write` gets it; lock_files: the files among them
     (the lock rule's inputs). own: the benchmark's own plan, for its rule file. warnings: to log at parse time.
+    skipped: output key -> why this run leaves it out (only `optional` outputs of its catalogue: a figure with
+    nothing to show); its rule's `output:`, `rule all` and the report leave it out.
     """
 
     name: str
@@ -112,6 +114,7 @@ class BenchmarkPlan:
     lock_files: tuple[str, ...] = ()
     own: Any = None
     warnings: tuple[str, ...] = ()
+    skipped: Mapping[str, str] = field(default_factory=dict)
 
 
 Planner = Callable[[Mapping[str, Any], PlanContext], BenchmarkPlan]
@@ -148,6 +151,19 @@ class RunPlan:
     def random_models(self) -> list[str]:
         """The models whose weights this run builds at random: their rewards mean nothing."""
         return random_models(self.all_specs, self.built)
+
+    def skipped(self, benchmark: str) -> Mapping[str, str]:
+        """A benchmark's outputs this run leaves out (key -> why), none when it is not enabled."""
+        plan = self.benchmarks.get(benchmark)
+        return plan.skipped if plan else {}
+
+    @property
+    def skipped_outputs(self) -> dict[str, str]:
+        """Every output left out, by file stem (what the report's front page names), and why."""
+        from rmeval.benchmarks import benchmark as catalogued
+
+        return {catalogued(name).get(key).stem: why for name, plan in self.benchmarks.items()
+                for key, why in plan.skipped.items()}
 
     def own(self, benchmark: str) -> Any:
         """A benchmark's own plan (its rule file reads it); None when the benchmark is not enabled."""
@@ -260,6 +276,10 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
         planner: Planner = import_target(bench.planner)
         plan = planner(config, PlanContext(registry, dict(defined), locate, workdir, lock_path))
         _check_one_definition(defined, keys, plan, bench.models_key)
+        for key in plan.skipped:
+            if not bench.get(key).optional:
+                raise RmevalError(f"benchmark {bench.name!r}: its planner skips {key!r}, which its catalogue does "
+                                  "not declare `optional`")
         plans[bench.name] = plan
         defined.update(plan.models)
         for name, key in plan.model_keys.items():

@@ -160,9 +160,16 @@ def output_entries(outputs):
     return entries
 
 
+def planned_outputs(benchmark_name, outputs):
+    """Those of `outputs` this run writes: an optional one its planner skips (nothing to show) is left out."""
+    skipped = PLAN.skipped(benchmark_name)
+    return [output for output in outputs if output.key not in skipped]
+
+
 def rule_outputs(benchmark_name, rule_name):
-    """A rule's `output:` from its benchmark's catalogue (rmeval.benchmarks.<name>.catalogue)."""
-    return output_entries(benchmark(benchmark_name).of_rule(rule_name))
+    """A rule's `output:` from its benchmark's catalogue (rmeval.benchmarks.<name>.catalogue), less the outputs
+    this run skips."""
+    return output_entries(planned_outputs(benchmark_name, benchmark(benchmark_name).of_rule(rule_name)))
 
 
 def run_rule_outputs(rule_name):
@@ -178,7 +185,7 @@ def rule_inputs(benchmark_name, rule_name):
 def benchmark_targets(benchmark_name):
     """Every catalogued file of a benchmark that holds no wildcard (the rest come from its rule file)."""
     targets = []
-    for output in benchmark(benchmark_name).outputs:
+    for output in planned_outputs(benchmark_name, benchmark(benchmark_name).outputs):
         if "{" not in output.path:
             targets += [output.path, *(output.sibling(suffix) for suffix in output.formats)]
     return targets

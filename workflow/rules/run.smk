@@ -5,12 +5,14 @@
 # rmeval.run_outputs.catalogue. No benchmark is named here.
 from rmeval.run_outputs.plan import RunOutputsPlan
 from rmeval.run_outputs.report import SECTIONS_KEY as REPORT_SECTIONS_KEY
+from rmeval.run_outputs.report import SKIPPED_KEY as REPORT_SKIPPED_KEY
 
 RUN_OUTPUTS = RunOutputsPlan.from_config(config, REPOSITORY, tuple(PLAN.random_models))
 
 # The report's front page (workflow/report/workflow.rst) is rendered with Jinja and sees only `snakemake.config`:
 # the enabled benchmarks' sections reach it there. Set after common.smk has hashed the config for the lock.
 config[REPORT_SECTIONS_KEY] = list(RUN_OUTPUTS.report_sections)
+config[REPORT_SKIPPED_KEY] = dict(PLAN.skipped_outputs)
 
 
 rule run_reproduction:

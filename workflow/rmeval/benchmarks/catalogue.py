@@ -26,6 +26,8 @@ class Output:
     formats: further files written beside `path` with these suffixes (a table's .md and .tex).
     inputs: keys of this benchmark's outputs it is built from (a figure's tables), in the order its builder takes
         them; the rule's `input:` comes from them.
+    optional: a run may leave it out when it would show nothing (a figure with no data to plot): its benchmark's
+        planner says which and why (`BenchmarkPlan.skipped`), and the report names it with the reason.
     """
 
     key: str
@@ -37,6 +39,7 @@ class Output:
     builder: str | None = None
     formats: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
+    optional: bool = False
 
     @property
     def stem(self) -> str:

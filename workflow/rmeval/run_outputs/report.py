@@ -18,6 +18,8 @@ from rmeval.benchmarks import all_benchmarks
 from rmeval.errors import RmevalError
 
 SECTIONS_KEY = "_report_sections"
+# The outputs this run leaves out (an optional figure with nothing to show), stem -> why: the front page says so.
+SKIPPED_KEY = "_report_skipped"
 
 
 def report_sections(config: Mapping[str, Any], report_dir: Path) -> list[str]:

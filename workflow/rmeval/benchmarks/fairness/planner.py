@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.benchmarks.fairness.arxiv.preflight import arxiv_needs
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK, DATA, DATA_DIR, MANIFEST, SCORE_RULE
+from rmeval.benchmarks.fairness.catalogue import (
+    BENCHMARK,
+    CAPABILITY_RULE,
+    DATA,
+    DATA_DIR,
+    FIGURES_RULE,
+    MANIFEST,
+    SCORE_RULE,
+)
 from rmeval.errors import RmevalError
 from rmeval.preflight import Needs
 from rmeval.registry import ModelSpec
@@ -98,8 +106,16 @@ def group_tables_plan(config: Mapping[str, Any], models: dict[str, ModelSpec], g
     lock section records the tables and manifests, in config order."""
     data = {group: DATA.format(group=group) for group in groups}
     manifests = {group: MANIFEST.format(group=group) for group in groups}
+    skipped = skipped_figures(config, models)
+    settings = {**source.pop("settings")}
+    drawn = [output.stem for output in BENCHMARK.of_rule(FIGURES_RULE) if output.key not in skipped]
+    settings[FIGURES_RULE] = {**settings[FIGURES_RULE], "figures": drawn}
+    if "capability_figure" not in skipped:
+        settings[CAPABILITY_RULE] = {**settings[CAPABILITY_RULE], "figure": BENCHMARK.get("capability_figure").path}
     return BenchmarkPlan(
         name=BENCHMARK.name,
+        settings=settings,
+        skipped=skipped,
         models=models,
         model_keys=model_keys(BENCHMARK.models_key, config["models"]),
         score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), tuple(models), groups,
@@ -110,6 +126,21 @@ def group_tables_plan(config: Mapping[str, Any], models: dict[str, ModelSpec], g
         lock_files=(*data.values(), *manifests.values()),
         **source,
     )
+
+
+def skipped_figures(config: Mapping[str, Any], models: Mapping[str, ModelSpec]) -> dict[str, str]:
+    """The optional figures this run leaves out because they would show nothing, and why (the report says it)."""
+    from rmeval.benchmarks.fairness.figures.gap_vs_rank import MIN_RANKED_MODELS
+
+    skipped = {}
+    ranked = [name for name, spec in models.items() if spec.rewardbench_rank is not None]
+    if len(ranked) < MIN_RANKED_MODELS:
+        skipped["gap_vs_rank"] = (f"not drawn: {len(ranked)} of {len(models)} model(s) have a `rewardbench_rank` "
+                                  f"in the registry, and the plot needs {MIN_RANKED_MODELS}")
+    if not ranked and not capability_files(config):
+        skipped["capability_figure"] = ("not drawn: no model has a capability value (enable rewardbench or "
+                                        "rewardbench2, or give the models a `rewardbench_rank`)")
+    return skipped
 
 
 def capability_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec]) -> dict[str, Any]:
