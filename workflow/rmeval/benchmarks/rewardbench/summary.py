@@ -19,7 +19,7 @@ def _lines(frame: Any, part: str) -> list[str]:
         parts = ", ".join(f"{name} {value:.1f}" for name, value in scores.items())
         head = f"overall {overall:.1f}%" if overall is not None else "no overall score (a part did not run)"
         if (rows["mode"] == "baseline").all():
-            chance = f"- Chance: {head} ({parts})."
+            chance = f"- Chance: {head} ({parts})." if overall is not None else f"- Chance: {parts}."
         else:
             lines.append(f"- **{model}** ({rows['mode'].iloc[0]}): {head} ({parts}).")
     return lines + ([chance] if chance else [])
