@@ -307,7 +307,7 @@ def collect(
     if uncached and blocked:
         sections = sorted({plan.model_keys.get(name, "models").split("[")[0] for name in uncached})
         revisions = {plan.models[name].revision or "main" for name in uncached}
-        at = f" at revision {revisions.pop()}" if len(revisions) == 1 else " at their pinned revisions"
+        at = f" at revision {revisions.pop()}" if len(revisions) == 1 else " at their registry revisions"
         one = len(uncached) == 1
         problems.append(Problem(
             " / ".join(sections), f"{_names(uncached)} {'is' if one else 'are'} not in the Hugging Face cache "
