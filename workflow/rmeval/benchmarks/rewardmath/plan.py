@@ -188,9 +188,7 @@ def local_file_problem(key: str, path: str) -> Any:
 def needs(section: Mapping[str, Any], local_inputs: Mapping[str, str]) -> Needs:
     """What `rewardmath-prepare` needs from this machine: its local files, or the Hub datasets it loads."""
     from rmeval.benchmarks.rewardmath.loading import REWARDBENCH_HF_ID, REWARDMATH_HF_ID
-    from rmeval.preflight import DatasetNeed, FileNeed, Needs
-
-    from rmeval.preflight import Check
+    from rmeval.preflight import Check, DatasetNeed, FileNeed, Needs
 
     datasets = {"source": REWARDMATH_HF_ID, "rewardbench_source": REWARDBENCH_HF_ID}
     return Needs(
