@@ -1,7 +1,7 @@
 """Before the first job: does this machine have what the run needs? One line per problem, with the way out.
 
 Checked, for the jobs that will run:
-- models (shared by every benchmark): hub models in the Hugging Face cache at the pinned revision (no download),
+- models (shared by every benchmark): hub models in the Hugging Face cache at their registry revision (null: main; no download),
   else network to the hub endpoint; remote models whose endpoint needs a key: the variable named by
   `options.api_key_env`; local model folders (a `config.json` inside);
 - what each benchmark's plan says its data stages need (`Needs`, rmeval.run_plan.BenchmarkPlan.needs): local
