@@ -264,10 +264,9 @@ def _describe(error: Any, schema: dict[str, Any]) -> list[str]:
         child = (node.get("properties") or {}).get(missing) or _parent_properties(error, schema).get(missing) or {}
         when = ""
         if "then" in list(error.absolute_schema_path):
-            condition = _node_at(schema, list(error.absolute_schema_path)[:-2]).get("if", {}).get("properties", {})
-            when = " when " + ", ".join(
-                f"{key_path([*error.absolute_path, k])} is {v.get('const')!r}" for k, v in condition.items()
-            )
+            condition = _node_at(schema, list(error.absolute_schema_path)[:-2]).get("if", {})
+            constants = _constants(condition, list(error.absolute_path))
+            when = (" when " + ", ".join(f"{key_path(at)} is {value!r}" for at, value in constants)) if constants else ""
         what = f" ({child['description'].rstrip('.')})" if child.get("description") else ""
         return [f"{where}: missing; required{when}{what}"]
     if kind in ("oneOf", "anyOf"):
@@ -293,6 +292,17 @@ def _describe(error: Any, schema: dict[str, Any]) -> list[str]:
         return [f"{path}: {show(repeated[0]) if repeated else 'an item'} is listed twice; list each once"]
     message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
     return [f"{path}: {message}"]
+
+
+def _constants(condition: dict[str, Any], at: list[Any]) -> list[tuple[list[Any], Any]]:
+    """The (key path, value) pairs an `if` fixes with `const`, nested sections included (fairness.enabled)."""
+    found: list[tuple[list[Any], Any]] = []
+    for key, node in (condition.get("properties") or {}).items():
+        if isinstance(node, dict) and "const" in node:
+            found.append(([*at, key], node["const"]))
+        elif isinstance(node, dict):
+            found += _constants(node, [*at, key])
+    return found
 
 
 def _parent_properties(error: Any, schema: dict[str, Any]) -> dict[str, Any]:
@@ -351,10 +361,22 @@ def config_schema(path: Path = CONFIG_SCHEMA) -> dict[str, Any]:
         if not bench.config_schema:
             continue
         fragment_path = benchmark_schema_path(bench.config_schema)
-        for key, node in load_schema(fragment_path)["properties"].items():
+        fragment = load_schema(fragment_path)
+        for key, node in fragment.get("properties", {}).items():
             if key in schema["properties"]:
                 raise ValueError(f"{fragment_path}: config section {key!r} is already defined by {path.name}")
             schema["properties"][key] = node
+        # Its own keys of a run-level section (fairness's `stats.permutations`), beside the run's.
+        for section, keys in fragment.get("extends", {}).items():
+            owned = schema["properties"].get(section, {}).get("properties")
+            if owned is None:
+                raise ValueError(f"{fragment_path}: extends {section!r}, which {path.name} does not define")
+            for key, node in keys.items():
+                if key in owned:
+                    raise ValueError(f"{fragment_path}: {section}.{key} is already defined")
+                owned[key] = node
+        # Its conditions on the whole config (fairness: `groups` required while it is on).
+        schema.setdefault("allOf", []).extend(fragment.get("allOf", []))
     return schema
 
 

@@ -44,6 +44,20 @@ def config_value(config: Mapping[str, Any], dotted_key: str) -> Any:
     return value
 
 
+RUN_STATS = "stats"  # the run-level section: alpha, bootstrap, seed, one default each
+
+
+def run_setting(config: Mapping[str, Any], section: str, key: str) -> Any:
+    """A benchmark's own `bootstrap` / `seed` where its section sets one (not null), else the run's `stats.<key>`."""
+    own = (config.get(section) or {}).get(key)
+    return config[RUN_STATS][key] if own is None else own
+
+
+def with_run_settings(config: Mapping[str, Any], section: str, keys: Iterable[str]) -> dict[str, Any]:
+    """A copy of a config section with its null `keys` replaced by the run's (`run_setting`)."""
+    return {**config[section], **{key: run_setting(config, section, key) for key in keys}}
+
+
 # ----------------------------------------------------------------------------- what a benchmark plans
 @dataclass(frozen=True)
 class PlanContext:
@@ -98,6 +112,8 @@ class BenchmarkPlan:
     settings: rule -> that rule's `--settings` object (rmeval.cli_settings). lock_inputs: what its lock section
     (its catalogue's `lock_section`) is built from, as `rmeval lock write` gets it; lock_files: the files among them
     (the lock rule's inputs). own: the benchmark's own plan, for its rule file. warnings: to log at parse time.
+    conditions: the `when` conditions of its catalogued outputs that hold in this run (fairness: "paired").
+    per_model: output key -> the models its per-model file ({model} in its path) is written for (default: `models`).
     """
 
     name: str
@@ -111,6 +127,20 @@ class BenchmarkPlan:
     lock_files: tuple[str, ...] = ()
     own: Any = None
     warnings: tuple[str, ...] = ()
+    conditions: frozenset[str] = frozenset()
+    per_model: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def targets(self, bench: Benchmark) -> list[str]:
+        """Every file of its catalogue this run writes, per-model ones for each of their models: what `rule all`
+        asks of it beside the score files."""
+        files: list[str] = []
+        for output in bench.active(self.conditions):
+            if output.per_model:
+                models = self.per_model.get(output.key, tuple(self.models))
+                files += [path.format(model=model) for model in models for path in output.files]
+            else:
+                files += output.files
+        return files
 
 
 Planner = Callable[[Mapping[str, Any], PlanContext], BenchmarkPlan]
@@ -154,6 +184,16 @@ class RunPlan:
     def score_files(self, benchmark: str | None = None) -> list[str]:
         plans = self.benchmarks.values() if benchmark is None else [self.benchmarks[benchmark]]
         return [path for plan in plans for jobs in plan.score_jobs for path in jobs.score_files()]
+
+    def conditions(self, benchmark: str) -> frozenset[str]:
+        return self.benchmarks[benchmark].conditions
+
+    def targets(self, benchmark: str) -> list[str]:
+        """A benchmark's catalogued files in this run, then its score files (`rule all`: a deleted score file is
+        rebuilt by a plain rerun, not left "missing, no update" because the tables built from it are newer)."""
+        from rmeval.benchmarks import benchmark as catalogued
+
+        return self.benchmarks[benchmark].targets(catalogued(benchmark)) + self.score_files(benchmark)
 
     def model_meta_files(self, model: str) -> list[str]:
         """Every score sidecar a job of `model` writes, in every benchmark (its measured throughput is there)."""

@@ -18,11 +18,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval rewardbench-metrics", description=__doc__)
     parser.add_argument("--version", choices=sorted(VERSIONS), required=True)
     parser.add_argument("--data", required=True, help="the prepared table (rmeval rewardbench-prepare)")
-    parser.add_argument("--scores", default="results/scores", help="folder of {model}/<version>.parquet")
+    parser.add_argument("--scores", help="folder of {model}/<version>.parquet (default: results/scores/<version>)")
     parser.add_argument("--models", nargs="*", default=[], help="the scored models, in table order")
     parser.add_argument("--out", required=True, help="folder of the tables (results/tables)")
-    parser.add_argument("--bootstrap", type=int, default=schema_default("rewardbench2.bootstrap"))
-    parser.add_argument("--seed", type=int, default=schema_default("rewardbench2.seed"))
+    parser.add_argument("--bootstrap", type=int, default=schema_default("stats.bootstrap"))
+    parser.add_argument("--seed", type=int, default=schema_default("stats.seed"))
     cli_settings.add_settings_argument(parser)
     return parser
 
@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
     out = Path(args.out)
     scored = []
     for model in args.models:
-        path = Path(args.scores) / model / f"{version.name}.parquet"
+        path = Path(args.scores or version.scores_dir) / model / f"{version.name}.parquet"
         scored.append(metrics.join(data, pd.read_parquet(path), model, path))
     if version is V1:
         subsets, sections = metrics.chance_v1(data)

@@ -10,7 +10,7 @@ class Version:
     """One RewardBench version.
 
     name: its benchmark and config section (`rewardbench`, `rewardbench2`), also the score table's name
-    (results/scores/{model}/<name>.parquet). columns: the HF dataset's columns every row must have.
+    (results/scores/<name>/{model}/<name>.parquet). columns: the HF dataset's columns every row must have.
     """
 
     name: str
@@ -37,6 +37,22 @@ class Version:
     @property
     def score_rule(self) -> str:
         return f"{self.name}_score"
+
+    @property
+    def export_rule(self) -> str:
+        return f"{self.name}_export"
+
+    @property
+    def scores_dir(self) -> str:
+        """Its score files' folder ({model}/<name>.parquet below it): the catalogue's namespaced one."""
+        from rmeval.benchmarks.catalogue import scores_dir
+
+        return scores_dir(self.name)
+
+    @property
+    def score_file(self) -> str:
+        """One model's score file, with the {model} wildcard (its one table is named like the version)."""
+        return f"{self.scores_dir}/{{model}}/{self.name}.parquet"
 
 
 V1 = Version("rewardbench", "RewardBench", ("id", "prompt", "chosen", "chosen_model", "rejected", "rejected_model",
