@@ -37,9 +37,6 @@ else:
         raise WorkflowError(str(error))
 
 
-report: "workflow/report/workflow.rst"
-
-
 include: "workflow/rules/common.smk"
 
 

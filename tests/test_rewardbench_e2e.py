@@ -48,9 +48,9 @@ def rb_run(tmp_path_factory, shared_data, tiny_models):
 def test_score_files_follow_the_contract(rb_run):
     run, _ = rb_run
     results = run.workdir / "results"
-    v1 = pd.read_parquet(results / "scores/tiny-cls/rewardbench.parquet")
+    v1 = pd.read_parquet(results / "scores/rewardbench/tiny-cls/rewardbench.parquet")
     assert len(v1) == 16 and set(v1["id"].str.rsplit("#", n=1).str[1]) == {"chosen", "rejected"}
-    v2 = pd.read_parquet(results / "scores/judge-direct/rewardbench2.parquet")
+    v2 = pd.read_parquet(results / "scores/rewardbench2/judge-direct/rewardbench2.parquet")
     assert "rating" in v2.columns and "1#5" in set(v2["id"])  # the six-completion row's last completion
     assert len(v2) == len(pd.read_parquet(results / "rewardbench2/data/rewardbench2.parquet"))
     assert "rule rewardbench2_score" in run.output
@@ -64,7 +64,7 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
     table = {(r["model"], r["subset"]): r for r in _rows(results / "tables/rewardbench2_scores.csv")}
     assert table[("Random (chance)", "Factuality")]["score"] == "25"
     for model, mode in (("tiny-cls", "classifier"), ("judge-direct", "judge (direct)")):
-        scores = pd.read_parquet(results / f"scores/{model}/rewardbench2.parquet").set_index("id")
+        scores = pd.read_parquet(results / f"scores/rewardbench2/{model}/rewardbench2.parquet").set_index("id")
         # a direct judge is scored on its ratings, an unparsable one as -1 (run_generative_v2.py)
         rewards = scores["rating"].astype(float).fillna(-1.0) if mode != "classifier" else scores["reward"]
         rule = rated_best_of_n if mode != "classifier" else best_of_n
@@ -81,7 +81,7 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
             assert table[(model, subset)]["mode"] == mode
         assert float(table[(model, "Overall")]["score"]) == pytest.approx(100 * sum(expected.values()) / 6)
     v1_data = pd.read_parquet(results / "rewardbench/data/rewardbench.parquet")
-    rewards = pd.read_parquet(results / "scores/tiny-cls/rewardbench.parquet").set_index("id")["reward"]
+    rewards = pd.read_parquet(results / "scores/rewardbench/tiny-cls/rewardbench.parquet").set_index("id")["reward"]
     equal = rewards["1300#chosen"] == rewards["1300#rejected"]  # the pair whose chosen equals its rejected
     v1 = {r["subset"]: float(r["accuracy"]) for r in _rows(results / "tables/rewardbench_scores.csv")
           if r["model"] == "tiny-cls"}
@@ -139,7 +139,7 @@ def test_fairness_against_capability_reads_the_run_s_own_scores(rb_run):
 @pytest.mark.e2e
 def test_a_rerun_scores_nothing(rb_run):
     run, server = rb_run
-    score = run.workdir / "results/scores/judge-direct/rewardbench2.parquet"
+    score = run.workdir / "results/scores/rewardbench2/judge-direct/rewardbench2.parquet"
     before, requests = score.stat().st_mtime_ns, server.requests
     result = run_snakemake(run.workdir, run.configfile, "--cores", "2", *TARGETS,
                            env={JUDGE_KEY_ENV: JUDGE_SECRET})

@@ -172,9 +172,9 @@ def test_pending_outputs_are_the_files_whose_absence_runs_a_job():
     groups = list(QUICKSTART["groups"])
     assert plan.pending_outputs({"arxiv_fetch"}, None) == [f"results/data/{g}.parquet" for g in groups]
     assert plan.pending_outputs({"score_fairness"}, SKYWORK) == [
-        f"results/scores/{SKYWORK}/{g}.parquet" for g in groups]
+        f"results/scores/fairness/{SKYWORK}/{g}.parquet" for g in groups]
     prm = "math-shepherd-mistral-7b-prm"
     tables = plan.own("rewardmath").scored_tables
     assert plan.pending_outputs({"rewardmath_prepare", "rewardmath_score"}, prm) == [
-        "results/rewardmath/data/manifest.json", *(f"results/rewardmath/scores/{prm}/{t}.parquet" for t in tables)]
+        "results/rewardmath/data/manifest.json", *(f"results/scores/rewardmath/{prm}/{t}.parquet" for t in tables)]
     assert plan.pending_outputs({"download_model"}, "not-a-model") == []

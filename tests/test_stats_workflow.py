@@ -33,8 +33,8 @@ rule all:
 
 def test_rules_turn_score_files_into_tables_and_summary(tmp_path: Path) -> None:
     models = {k: MODELS[k] for k in ("unfair-rm", "negative-rm", "ref-rm")}
-    write_scores(tmp_path / "results" / "scores", models)
-    for csv in (tmp_path / "results" / "scores").glob("*/*.csv"):  # the workflow's scores are parquet
+    write_scores(tmp_path / "results" / "scores" / "fairness", models)
+    for csv in (tmp_path / "results" / "scores" / "fairness").glob("*/*.csv"):  # the workflow's scores are parquet
         pd.read_csv(csv).to_parquet(csv.with_suffix(".parquet"))
         csv.unlink()
     config = {

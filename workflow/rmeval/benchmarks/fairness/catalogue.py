@@ -24,6 +24,7 @@ TABLE_BUILDERS = "rmeval.benchmarks.fairness.stats.builders"
 FIGURE_MODULES = "rmeval.benchmarks.fairness.figures"
 TABLE_FORMATS = ("md", "tex")  # beside each table's CSV: for readers and for papers
 PAIRED = "paired"  # the condition of the paired design's outputs (its planner sets it for a paired corpus)
+PAIRED_TABLES = "rmeval.benchmarks.fairness.corpus.paired_tables:write_paired"  # all four paired tables at once
 
 
 def _table(key: str, stem: str, in_report: bool = True) -> Output:
@@ -133,10 +134,13 @@ BENCHMARK = Benchmark(
         # A paired corpus (`corpus.columns.pair`): the paired design's tables (`rmeval fairness-stats --pairs`,
         # corpus/paired_tables.py) and figure (`rmeval fairness-figures --paired`, corpus/figure.py).
         Output("table_paired", f"{TABLES}/table_paired.csv", STATS_RULE, caption="table_paired.rst",
-               category="Fairness tables", formats=TABLE_FORMATS, when=PAIRED),
-        Output("paired_groups", f"{TABLES}/paired_groups.csv", STATS_RULE, formats=TABLE_FORMATS, when=PAIRED),
-        Output("paired_posthoc", f"{TABLES}/paired_posthoc.csv", STATS_RULE, formats=TABLE_FORMATS, when=PAIRED),
-        Output("paired_differences", f"{TABLES}/paired_differences.csv", STATS_RULE, when=PAIRED),
+               category="Fairness tables", formats=TABLE_FORMATS, builder=PAIRED_TABLES, when=PAIRED),
+        Output("paired_groups", f"{TABLES}/paired_groups.csv", STATS_RULE, formats=TABLE_FORMATS,
+               builder=PAIRED_TABLES, when=PAIRED),
+        Output("paired_posthoc", f"{TABLES}/paired_posthoc.csv", STATS_RULE, formats=TABLE_FORMATS,
+               builder=PAIRED_TABLES, when=PAIRED),
+        Output("paired_differences", f"{TABLES}/paired_differences.csv", STATS_RULE, builder=PAIRED_TABLES,
+               when=PAIRED),
         Output("fig_paired", f"{FIGURES}/fig_paired_differences.png", FIGURES_RULE,
                caption="fig_paired_differences.rst", category="Fairness figures",
                labels={"figure": "Paired differences", "shows": "within-pair difference by group"},
@@ -156,4 +160,5 @@ BENCHMARK = Benchmark(
     reproduction="rmeval.benchmarks.fairness.reproduction:reproduction_part",
     reproduction_inputs=("table1", "table2", "table3", "table4", "capability"),
     published=("resources/published/song2025_fairness.yaml",),
+    report_section="fairness_section.rst",
 )

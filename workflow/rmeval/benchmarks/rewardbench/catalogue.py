@@ -55,5 +55,7 @@ BENCHMARK = Benchmark(
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
     ),
     capability="capability",
+    summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
+    summary_inputs=("capability",),
     report_section="rewardbench_section.rst",
 )

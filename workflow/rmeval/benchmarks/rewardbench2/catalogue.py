@@ -37,5 +37,7 @@ BENCHMARK = Benchmark(
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
     ),
     capability="capability",
+    summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
+    summary_inputs=("capability",),
     report_section="rewardbench2_section.rst",
 )
