@@ -45,8 +45,8 @@ def shared_modules() -> list[Path]:
 
 
 def names_in_code(source: str) -> list[tuple[int, str]]:
-    """Identifiers, imported modules and key-like strings (no white space: keys, paths, module names) of a module;
-    docstrings and prose (messages, help texts) are left out."""
+    """Identifiers, imported modules and every string of a module (keys, paths, module names, messages, help
+    texts); docstrings alone are left out."""
     tree = ast.parse(source)
     docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                   if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -55,7 +55,7 @@ def names_in_code(source: str) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-            text = node.value if not re.search(r"\s", node.value) else ""
+            text = node.value
         elif isinstance(node, ast.Name):
             text = node.id
         elif isinstance(node, ast.Attribute):
@@ -94,7 +94,7 @@ CATALOGUE = '''
 """The echo benchmark: every model scores a few fixed (prompt, response) items; the table is the mean reward."""
 from pathlib import Path
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
+from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage, score_path
 
 BENCHMARK = Benchmark(
     name="echo",
@@ -105,7 +105,7 @@ BENCHMARK = Benchmark(
     config_schema="echobench:config.schema.yaml",
     planner="echobench.planner:plan",
     models_key="echo.models",
-    score_stages=(ScoreStage(rule="echo_score", scores="results/echo/scores/{model}/{table}.parquet", task="pairs",
+    score_stages=(ScoreStage(rule="echo_score", scores=score_path("echo"), task="pairs",
                              log="logs/echo/score/{model}/{table}.log"),),
     commands=(Command("echo-prepare", "echobench.commands:prepare", "Write the echo items."),
               Command("echo-means", "echobench.commands:means", "Mean reward per model.")),
@@ -229,15 +229,10 @@ def test_a_fourth_benchmark_runs_through_the_workflow_without_touching_a_shared_
     plugins = write_echo_benchmark(tmp_path / "plugins")
     workdir = tmp_path / "run"
     workdir.mkdir()
-    # One valid snapshot record: the fairness benchmark is always on, and its preflight reads the file.
-    record = {"id": "0704.0001", "title": "T", "abstract": "A", "categories": "math.CO", "versions": []}
-    (workdir / "snapshot.jsonl").write_text(json.dumps(record) + "\n")
+    # The echo benchmark alone: no `groups:`, so no other benchmark is on.
     config = {
-        "groups": {"mathematics": ["math"], "physics": ["physics"]},
-        "arxiv": {"source": "snapshot", "snapshot": "snapshot.jsonl"},
         "models": [{"name": "tiny", "path": str(tiny_model_dir), "dtype": "float32", "max_length": 128,
                     "resources": {"gpu": 0, "mem_mb": 2000, "runtime": 10}}],
-        "reference_model": None,
         "scoring": {"threads": 1},
         "echo": {"enabled": True, "rows": 4, "models": ["tiny"]},  # the inline model of `models:`
     }
@@ -258,9 +253,9 @@ def test_a_fourth_benchmark_runs_through_the_workflow_without_touching_a_shared_
     run = subprocess.run([*snakemake, "--cores", "2", "results/tables/echo_means.csv"], env=env, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-6000:]
-    scores = pd.read_parquet(workdir / "results/echo/scores/tiny/items.parquet")
+    scores = pd.read_parquet(workdir / "results/scores/echo/tiny/items.parquet")
     assert list(scores["id"]) == [f"item-{i}" for i in range(4)] and scores["reward"].notna().all()
-    meta = json.loads((workdir / "results/echo/scores/tiny/items.meta.json").read_text())
+    meta = json.loads((workdir / "results/scores/echo/tiny/items.meta.json").read_text())
     assert meta["rows"] == 4
     means = pd.read_csv(workdir / "results/tables/echo_means.csv")
     assert means["mean_reward"].iloc[0] == pytest.approx(scores["reward"].mean())
@@ -269,5 +264,6 @@ def test_a_fourth_benchmark_runs_through_the_workflow_without_touching_a_shared_
     plan = subprocess.run([*snakemake, "-n", "-p", "results/lock.yaml"], env=env, capture_output=True, text=True,
                           timeout=300)
     assert plan.returncode == 0, plan.stderr[-3000:]
-    assert "results/echo/scores/tiny/items.meta.json" in plan.stdout + plan.stderr  # its sidecars reach the lock
+    assert "results/scores/echo/tiny/items.meta.json" in plan.stdout + plan.stderr  # its sidecars reach the lock
+    assert "rule score_fairness" not in plan.stdout + plan.stderr  # it ran alone: no other benchmark's job
     assert repository_state() == before  # nothing in the repository was touched

@@ -25,8 +25,9 @@ _PATTERN_HINTS = {
     "^[0-9]{4}-[0-9]{2}-[0-9]{2}$": 'a quoted date "YYYY-MM-DD"',
     "^[a-z0-9_]+$": "lower-case letters, digits and `_`",
     "^[A-Za-z0-9._-]+$": "letters, digits, `.`, `_` and `-`",
-    "^[a-z-]+(\\.[A-Za-z-]+)?$": "an arXiv archive (`math`) or category (`eess.SY`)",
 }
+# A schema node may name its pattern in words itself (a benchmark's own patterns: its schema, not this module).
+PATTERN_HINT_MARK = "x-pattern-hint"
 _TYPE_NAMES = {
     "integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
     "array": "a list", "object": "a mapping", "null": "null",
@@ -188,7 +189,8 @@ def allowed(node: dict[str, Any]) -> str:
     if bounds:
         text += " " + " and ".join(bounds)
     if "pattern" in node:
-        text += f" ({_PATTERN_HINTS.get(node['pattern'], 'matching ' + node['pattern'])})"
+        hint = node.get(PATTERN_HINT_MARK) or _PATTERN_HINTS.get(node["pattern"], "matching " + node["pattern"])
+        text += f" ({hint})"
     if "required" in node and "object" in types:
         text += " with " + " and ".join(f"`{key}`" for key in node["required"])
     if "minItems" in node:

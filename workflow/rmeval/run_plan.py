@@ -277,6 +277,9 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
 
     workdir = Path.cwd() if workdir is None else workdir
     registry = load_registry(locate(config["registry"]))
+    # The run's `models:` (registry names or inline entries) may be named by every benchmark's model list, whether
+    # or not a benchmark scores the top-level list itself.
+    registry = {**registry, **{spec.name: spec for spec in resolve_models(config["models"], registry)}}
     lock_path = locate_lock(config, locate, workdir)
     plans: dict[str, BenchmarkPlan] = {}
     defined: dict[str, ModelSpec] = {}

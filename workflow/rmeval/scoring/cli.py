@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval score", description="Score one input table with one reward model.")
     parser.add_argument("--spec", required=True, help="the model's registry entry as JSON (or @file.json)")
     parser.add_argument("--task", required=True, choices=task_names(),
-                        help="pairs: id/prompt/response[/steps]; or a benchmark's own (fairness: its data tables)")
+                        help="pairs: id/prompt/response[/steps]; or a benchmark's own (its catalogue's `tasks`)")
     parser.add_argument("--input", required=True, type=Path, help="input table (.parquet, .jsonl or .csv)")
     parser.add_argument("--output", required=True, type=Path, help="scores parquet to write")
     parser.add_argument("--meta", type=Path, help="metadata sidecar (default: OUTPUT with .meta.json)")
