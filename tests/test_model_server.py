@@ -285,7 +285,7 @@ def test_a_dead_servers_state_file_is_not_taken_for_a_hung_successor(tmp_path: P
     import threading
 
     from rmeval.scoring.client import ModelServerError, ServerLaunch, _wait_ready
-    from rmeval.scoring.server import hold_lock
+    from rmeval.scoring.protocol import hold_lock
 
     address = server_address("m", "1:2", ["spec"], workdir=tmp_path)
     address.directory.mkdir(parents=True)

@@ -18,7 +18,14 @@ from rmeval.benchmarks.catalogue import import_target
 from rmeval.benchmarks.fairness.arxiv.api import ApiSettings
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.cli import commands
-from rmeval.config_check import RUN_DEFAULT_MARK, check_config, config_schema, fill_defaults, load_schema, schema_default
+from rmeval.config_check import (
+    RUN_DEFAULT_MARK,
+    check_config,
+    config_schema,
+    fill_defaults,
+    load_schema,
+    schema_default,
+)
 from rmeval.errors import RmevalError
 from rmeval.models.catalogue import ADAPTERS
 from rmeval.registry import MODELS_SCHEMA, ModelResources, ModelSpec

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import fcntl
-import json
 import os
 import signal
 import sys
@@ -36,8 +34,8 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 from rmeval.scoring.address import ServerAddress, owner_alive, socket_name
+from rmeval.scoring.protocol import PROTOCOL, hold_lock
 
-PROTOCOL = 1
 BEAT_S = 1.0
 WATCH_S = 0.25
 YIELD_GRACE_S = 2.0  # idle this long and another job waits for our GPUs: hand them over
@@ -70,17 +68,6 @@ class StateFile:
                 os.utime(self.path)
             except OSError:
                 pass
-
-
-def hold_lock(path: Path) -> int | None:
-    """An fd with an exclusive flock on `path` (held until the process dies), or None if taken."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
 
 
 class ModelServer:
@@ -303,7 +290,7 @@ def main(argv: list[str]) -> int:
     fds = tuple(int(fd) for fd in args.held_fds.split(",") if fd)
     with adopt_gpus(held, fds) if held else claim_gpus(args.gpus) as claim:
         state.write(phase="loading", gpu_devices=list(claim.devices))
-        from rmeval.scoring.job import JobRequest, load_local_scorer, resolve_runtime
+        from rmeval.scoring.request import JobRequest, load_local_scorer, resolve_runtime
 
         request = JobRequest(spec=spec, task="pairs", input=Path(os.devnull), output=Path(os.devnull),
                              meta=Path(os.devnull), threads=args.threads, device=args.device,
@@ -333,10 +320,3 @@ def main(argv: list[str]) -> int:
         _log(f"exiting: {reason}; served {server.served} job(s)")
     sys.stderr.flush()
     os._exit(0)  # session threads may still sit in recv(); nothing of theirs needs flushing
-
-
-def read_state(address: ServerAddress) -> dict[str, Any]:
-    try:
-        return json.loads(address.state.read_text())
-    except (OSError, ValueError):
-        return {}
