@@ -303,3 +303,19 @@ def test_a_spec_from_settings_may_be_the_entry_itself():
     assert read_spec(entry) == read_spec(json.dumps(entry))
     with pytest.raises(RmevalError, match=r"--spec: model\.max_lenght: unknown key"):
         read_spec({"name": "m", "path": "org/m", "max_lenght": 512})
+
+
+def test_the_device_token_budgets_are_written_once_in_the_schema():
+    """scoring.token_budget: null -> the device's budget, whose numbers live in the schema (x-device-budget); the
+    engine, the CLI's help and config/README.md read or state the same numbers."""
+    from rmeval.config_check import schema_node
+    from rmeval.scoring.request import DEFAULT_TOKEN_BUDGET
+    from workflow_helpers import REPO_ROOT
+
+    budget = schema_node("scoring.token_budget")["x-device-budget"]
+    assert DEFAULT_TOKEN_BUDGET == budget and set(budget) == {"cpu", "cuda"}
+    row = next(line for line in (REPO_ROOT / "config" / "README.md").read_text().splitlines()
+               if line.startswith("| `token_budget` |"))
+    assert all(str(tokens) in row for tokens in budget.values()), row
+    assert all(f"{tokens} on {device}" in " ".join(score_cli.build_parser().format_help().split())
+               for device, tokens in budget.items())

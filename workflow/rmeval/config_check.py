@@ -388,20 +388,26 @@ def _cached_schema(path: Path, _cache: dict[Path, dict[str, Any]] = {}) -> dict[
     return _cache[path]
 
 
-def schema_default(dotted_key: str, schema_path: Path = CONFIG_SCHEMA) -> Any:
-    """The schema's default of a config key ("stats.alpha", "scoring.threads"): the one place a default is written,
-    read by `rmeval <command>` run by hand (its argparse defaults) so that it behaves like the workflow."""
+def schema_node(dotted_key: str, schema_path: Path = CONFIG_SCHEMA) -> dict[str, Any]:
+    """The schema node of a config key ("scoring.token_budget")."""
     node: Any = _cached_schema(schema_path)
     for part in dotted_key.split("."):
         properties = node.get("properties") if isinstance(node, dict) else None
         if not properties or part not in properties:
             raise KeyError(f"{schema_path.name}: no key {dotted_key!r}")
         node = properties[part]
+    return copy.deepcopy(node)
+
+
+def schema_default(dotted_key: str, schema_path: Path = CONFIG_SCHEMA) -> Any:
+    """The schema's default of a config key ("stats.alpha", "scoring.threads"): the one place a default is written,
+    read by `rmeval <command>` run by hand (its argparse defaults) so that it behaves like the workflow."""
+    node = schema_node(dotted_key, schema_path)
     if "default" not in node:
         raise KeyError(f"{schema_path.name}: {dotted_key!r} has no default")
     if node["default"] is None and RUN_DEFAULT_MARK in node:  # a benchmark's override: by hand, the run's value
         return schema_default(node[RUN_DEFAULT_MARK], schema_path)
-    return copy.deepcopy(node["default"])
+    return node["default"]
 
 
 # A benchmark's own `bootstrap` / `seed` (default null) names the run-level key it falls back to

@@ -22,6 +22,7 @@ from rmeval import cli_settings
 from rmeval.config_check import schema_default
 from rmeval.devices import GpuClaim
 from rmeval.registry import ModelSpec
+from rmeval.scoring.request import DEFAULT_TOKEN_BUDGET
 from rmeval.scoring.spec_argument import read_spec
 from rmeval.tasks import task_names
 
@@ -45,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="auto: CUDA when the model asks for GPUs and one is visible, else CPU")
     parser.add_argument("--token-budget", type=_positive, default=schema_default("scoring.token_budget"),
-                        help="padded tokens per batch (default 4096 on CPU, 65536 on GPU; requests per batch for API models)")
+                        help="padded tokens per batch (default: " + ", ".join(f"{n} on {d}" for d, n in DEFAULT_TOKEN_BUDGET.items())
+                        + "; requests per batch for API models)")
     parser.add_argument("--max-batch-rows", type=_positive, default=schema_default("scoring.max_batch_rows"),
                         help="cap on rows per batch (default %(default)s)")
     parser.add_argument("--checkpoint-every", type=int, default=schema_default("scoring.checkpoint_every"),

@@ -30,7 +30,7 @@ from rmeval.errors import RmevalError
 from rmeval.models.base import Prepared, RewardScorer, Runtime
 from rmeval.scoring import slurm_launcher
 from rmeval.scoring.address import RUN_ENV, ServerAddress, server_address, socket_name
-from rmeval.scoring.protocol import PROTOCOL, hold_lock, read_state
+from rmeval.scoring.protocol import DEFAULT_IDLE_S, PROTOCOL, hold_lock, read_state
 from rmeval.scoring.replicas import STARTING_LOAD, Replica, decide, least_loaded, replica_limit
 from rmeval.scoring.slurm_launcher import LAUNCHER_ENV
 
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 HANG_ENV = "RMEVAL_SERVER_HANG_S"
 IDLE_ENV = "RMEVAL_SERVER_IDLE_S"
 DEFAULT_HANG_S = 60.0
-DEFAULT_IDLE_S = 300.0  # the run's end, or a job waiting for its GPUs, ends it sooner
 POLL_S = 0.05
 LOCK_HANDOVER_S = 30.0  # a server the Slurm launcher starts waits this long for the starting job's .lock
 # A job that wants a further replica while every GPU is held stands as a GPU waiter this long (idle servers check

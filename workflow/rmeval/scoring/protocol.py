@@ -13,6 +13,8 @@ from typing import Any
 from rmeval.scoring.address import ServerAddress
 
 PROTOCOL = 1  # the handshake's version: a job and a server of different versions refuse each other
+DEFAULT_IDLE_S = 300.0  # a server exits after this long without a job (RMEVAL_SERVER_IDLE_S); the run's end, or a
+# job waiting for its GPUs, ends it sooner
 
 
 def hold_lock(path: Path) -> int | None:

@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rmeval.config_check import schema_node
 from rmeval.errors import RmevalError
 from rmeval.models.base import Runtime
 from rmeval.registry import ModelSpec
 from rmeval.scoring.settings import SCORING_DEFAULTS
 
-DEFAULT_TOKEN_BUDGET = {"cpu": 4096, "cuda": 65536}
+# token_budget: null -> the device's budget, written once in the schema (scoring.token_budget's x-device-budget)
+DEFAULT_TOKEN_BUDGET: dict[str, int] = schema_node("scoring.token_budget")["x-device-budget"]
 DEFAULT_API_BATCH = 64  # requests in flight per engine batch (concurrency is bounded separately)
 
 

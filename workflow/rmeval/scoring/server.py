@@ -34,7 +34,7 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 from rmeval.scoring.address import ServerAddress, owner_alive, socket_name
-from rmeval.scoring.protocol import PROTOCOL, hold_lock
+from rmeval.scoring.protocol import DEFAULT_IDLE_S, PROTOCOL, hold_lock
 
 BEAT_S = 1.0
 WATCH_S = 0.25
@@ -257,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--padding-side", choices=("left", "right"))
     parser.add_argument("--compile", action="store_true")
-    parser.add_argument("--idle-s", type=float, default=300.0, help="exit after this long without a job")
+    parser.add_argument("--idle-s", type=float, default=DEFAULT_IDLE_S, help="exit after this long without a job")
     return parser
 
 
