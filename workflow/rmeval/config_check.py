@@ -46,10 +46,14 @@ class ConfigError(RmevalError):
 
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+# A `$ref` into the shared schemas from anywhere (a benchmark's own schema, in the repository or out of it):
+# `$ref: "rmeval:config.schema.yaml#/$defs/model"` (a section's model list).
+SHARED_REF = "rmeval:"
 
 
 def load_schema(path: str | Path) -> dict[str, Any]:
-    """The schema at `path` with every `$ref` (`#/$defs/x`, `other.schema.yaml#/$defs/x`) replaced by what it
+    """The schema at `path` with every `$ref` (`#/$defs/x`, `other.schema.yaml#/$defs/x`, `rmeval:file#/...`: the
+    shared schemas, SHARED_REF) replaced by what it
     points to, so that the messages below can read any node of it (snakemake.utils.validate resolves the same
     references itself)."""
     from rmeval.io.yaml_io import load_yaml
@@ -71,7 +75,10 @@ def load_schema(path: str | Path) -> dict[str, Any]:
         if "$ref" not in node:
             return node
         target_name, _, pointer = str(node.pop("$ref")).partition("#")
-        target_file = (file.parent / target_name).resolve() if target_name else file
+        if target_name.startswith(SHARED_REF):  # "rmeval:config.schema.yaml": the shared schema folder
+            target_file = (SCHEMA_DIR / target_name.removeprefix(SHARED_REF)).resolve()
+        else:
+            target_file = (file.parent / target_name).resolve() if target_name else file
         target = document(target_file)
         for part in filter(None, pointer.split("/")):
             target = target[part]
