@@ -86,6 +86,13 @@ class ModelSpec:
     options: dict[str, Any] = _default(_ENTRY_DEFAULTS, "options")
     description: str = _default(_ENTRY_DEFAULTS, "description")
 
+    def __post_init__(self) -> None:
+        # The schema's defaults of locally loaded models do not apply to an HTTP adapter (`_applicable`).
+        applicable = _applicable(self.adapter)
+        for name in LOCAL_ONLY:
+            if applicable[name] is None and getattr(self, name) == _ENTRY_DEFAULTS[name]:
+                object.__setattr__(self, name, None)
+
     @property
     def adapter_entry(self) -> Adapter:
         """The adapter's catalogue entry (rmeval.models.catalogue): remote or local, its options."""
@@ -150,9 +157,7 @@ def _applicable(adapter: str) -> dict[str, Any]:
 
 
 def _spec(entry: dict[str, Any]) -> ModelSpec:
-    values = {key: value for key, value in _applicable(entry.get("adapter", DEFAULT_ADAPTER)).items()
-              if key in LOCAL_ONLY}
-    values.update(entry)
+    values = dict(entry)
     values["resources"] = ModelResources(**(entry.get("resources") or {}))
     values["options"] = dict(entry.get("options") or {})
     return ModelSpec(**values)
