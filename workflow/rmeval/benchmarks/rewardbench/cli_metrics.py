@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from rmeval import cli_settings
+from rmeval.benchmarks import benchmark
 from rmeval.benchmarks.rewardbench.versions import V1, VERSIONS
 from rmeval.config_check import schema_default
 
@@ -40,21 +41,23 @@ def main(argv: list[str]) -> int:
     for model in args.models:
         path = Path(args.scores or version.scores_dir) / model / f"{version.name}.parquet"
         scored.append(metrics.join(data, pd.read_parquet(path), model, path))
+    outputs = benchmark(version.name)  # the files it writes, by key: their names come from its catalogue
+    capability = out / Path(outputs.get("capability").path).name
     if version is V1:
         subsets, sections = metrics.chance_v1(data)
         for item in scored:
             more_subsets, more_sections = metrics.v1_rows(item)
             subsets += more_subsets
             sections += more_sections
-        tables.v1_subsets_table(subsets, out, "rewardbench_scores")
-        tables.v1_sections_table(sections, out, "rewardbench_sections")
-        tables.capability_table(sections, "RewardBench overall", "score", out / "rewardbench_capability.csv")
+        tables.v1_subsets_table(subsets, out, outputs.get("scores").stem)
+        tables.v1_sections_table(sections, out, outputs.get("sections").stem)
+        tables.capability_table(sections, f"{version.title} overall", "score", capability)
     else:
         rows = metrics.chance_v2(data)
         for item in scored:
             rows += metrics.v2_rows(item, args.bootstrap, args.seed)
-        tables.v2_scores_table(rows, out, "rewardbench2_scores")
-        tables.capability_table(rows, "RewardBench 2 overall", "score", out / "rewardbench2_capability.csv")
+        tables.v2_scores_table(rows, out, outputs.get("scores").stem)
+        tables.capability_table(rows, f"{version.title} overall", "score", capability)
     print(f"rewardbench-metrics: {version.name}: {len(scored)} model(s) -> {out}")
     return 0
 
