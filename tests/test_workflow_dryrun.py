@@ -145,3 +145,20 @@ def test_a_fairness_group_may_share_a_name_with_a_benchmark(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     jobs = _jobs_by_rule(result.stdout)
     assert jobs.get("score_fairness") == 2 and jobs.get("rewardbench_score") == 1, jobs
+
+
+# Every shipped config dry-runs (the ones above with their job counts; the rest here, found by globbing, so a new
+# config is checked with no line added). Preflight is off: offline.yaml names files a user puts there first.
+CHECKED_ABOVE = {"config.yaml", "quickstart.yaml", "leaderboard.yaml"}
+SHIPPED_CONFIGS = sorted(str(path.relative_to(REPO_ROOT)) for path in (REPO_ROOT / "config").rglob("*.yaml")
+                         if path.name != "models.yaml" and path.name not in CHECKED_ABOVE)
+
+
+@pytest.mark.parametrize("configfile", SHIPPED_CONFIGS)
+def test_every_shipped_config_dry_runs(configfile):
+    import os
+
+    result = run_snakemake_process(["-n", "--quiet", "rules", "--configfile", configfile], cwd=REPO_ROOT,
+                                   env={**os.environ, "RMEVAL_PREFLIGHT": "off"}, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert _jobs_by_rule(result.stdout).get("lock") == 1
