@@ -148,17 +148,21 @@ def test_a_fairness_group_may_share_a_name_with_a_benchmark(tmp_path):
 
 
 # Every shipped config dry-runs (the ones above with their job counts; the rest here, found by globbing, so a new
-# config is checked with no line added). Preflight is off: offline.yaml names files a user puts there first.
+# config is checked with no line added), in a working directory holding the two inputs offline.yaml asks a user to
+# put there first (its header); preflight is off, since they are stand-ins.
 CHECKED_ABOVE = {"config.yaml", "quickstart.yaml", "leaderboard.yaml"}
 SHIPPED_CONFIGS = sorted(str(path.relative_to(REPO_ROOT)) for path in (REPO_ROOT / "config").rglob("*.yaml")
                          if path.name != "models.yaml" and path.name not in CHECKED_ABOVE)
 
 
 @pytest.mark.parametrize("configfile", SHIPPED_CONFIGS)
-def test_every_shipped_config_dry_runs(configfile):
+def test_every_shipped_config_dry_runs(configfile, tmp_path):
     import os
 
-    result = run_snakemake_process(["-n", "--quiet", "rules", "--configfile", configfile], cwd=REPO_ROOT,
+    (tmp_path / "inputs/models/Skywork-Reward-V2-Qwen3-0.6B").mkdir(parents=True)
+    (tmp_path / "inputs/arxiv-metadata-oai-snapshot.json.gz").write_bytes(b"")
+    result = run_snakemake_process(["-s", str(REPO_ROOT / "Snakefile"), "-n", "--quiet", "rules", "--configfile",
+                                    str(REPO_ROOT / configfile)], cwd=tmp_path,
                                    env={**os.environ, "RMEVAL_PREFLIGHT": "off"}, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert _jobs_by_rule(result.stdout).get("lock") == 1
