@@ -238,3 +238,19 @@ def test_one_bootstrap_and_one_seed_default_across_all_schemas():
             assert node["default"] is not None, key
         else:
             assert node["default"] is None and node[RUN_DEFAULT_MARK] == f"stats.{key.rsplit('.', 1)[1]}", key
+
+
+@pytest.mark.parametrize("chosen", [("rewardmath",), ("rewardbench",), ("rewardbench2",), ("rewardmath", "rewardbench"),
+                                    ("rewardmath", "rewardbench2"), ("rewardbench", "rewardbench2"),
+                                    ("rewardmath", "rewardbench", "rewardbench2")])
+def test_any_subset_of_benchmarks_plans_alone(chosen):
+    sections = {"rewardmath": {"enabled": True, "models": [SKYWORK], "source": "local", "path": "rm.jsonl",
+                               "rewardbench_source": "none"},
+                "rewardbench": {"enabled": True, "source": "local", "path": "rb.jsonl"},
+                "rewardbench2": {"enabled": True, "source": "local", "path": "rb2.jsonl"}}
+    config = {"models": [SKYWORK], **{name: sections[name] for name in chosen}}
+    check_config(config, SCHEMA)
+    plan = plan_run(config, locate)
+    assert tuple(plan.benchmarks) == chosen
+    assert {jobs.stage.rule for jobs in plan.score_jobs} == {f"{name}_score" for name in chosen}
+    assert all(path.startswith(tuple(f"results/scores/{name}/" for name in chosen)) for path in plan.score_files())
