@@ -86,10 +86,11 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
         # As the Snakefile does: the schema's defaults filled in (the rules read `config[...]`, no fallback).
         "from rmeval.config_check import config_schema, fill_defaults\n\n"
         "fill_defaults(config, config_schema())\n\n"
-        f'report: "{REPORT_DIR / "workflow.rst"}"\n\n'
+        # the front page as run.smk composes it: the shared page with the enabled benchmarks' sections
+        "from pathlib import Path\nfrom rmeval.run_outputs.report import FRONT_PAGE, report_sections, write_front_page\n\n"
+        f'report: str(write_front_page(report_sections(config, Path("{REPORT_DIR}")), Path("{REPORT_DIR}"), '
+        'Path(FRONT_PAGE)))\n\n'
         f'include: "{REPO_ROOT / "workflow" / "rules" / "common.smk"}"\n'
-        # as fairness.smk, which includes the figures' rule file, sets them (a paired corpus adds its figure)
-        "PAIRED_TABLES = {}\nPAIRED_FIGURES = {}\n\n"
         f'include: "{REPO_ROOT / "workflow" / "rules" / "fairness_figures.smk"}"\n\n\n'
         "rule all:\n"
         "    input:\n"

@@ -15,9 +15,10 @@ DISTINCT_ARCHIVES = ["cs", "math", "econ", "q-fin", "q-bio", "astro-ph", "nlin",
 REPO = Path(__file__).resolve().parents[1]
 
 SNAKEFILE = f"""\
-from snakemake.utils import validate
+# As the Snakefile does: the shared schema plus each benchmark's own sections check the config and fill it.
+from rmeval.config_check import check_config, config_schema
 
-validate(config, {str(REPO / "workflow/schemas/config.schema.yaml")!r})
+check_config(config, config_schema())
 
 
 include: {str(REPO / "workflow/rules/common.smk")!r}
