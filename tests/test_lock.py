@@ -176,7 +176,7 @@ def test_a_model_folder_changed_after_locking_stops_the_job(locked_run, tmp_path
     configfile = _config_beside(locked_run, tmp_path, lock=str(published), models=[{**model, "path": str(changed)}])
     result = run_snakemake(tmp_path, configfile, "--cores", "1", "results/scores/fairness/tiny/physics.parquet", check=False)
     assert result.returncode != 0
-    log = (tmp_path / "logs" / "score" / "tiny" / "physics.log").read_text()
+    log = (tmp_path / "logs" / "fairness" / "score" / "tiny" / "physics.log").read_text()
     from rmeval.models.hf import local_fingerprint
 
     locked = load_lock(published).models["tiny"].revision

@@ -146,3 +146,31 @@ def test_a_rerun_scores_nothing(rb_run):
     assert "Nothing to be done" in result.stdout + result.stderr
     assert score.stat().st_mtime_ns == before and server.requests == requests
 
+
+
+@pytest.mark.e2e
+def test_rewardbench2_alone_runs_no_fairness_job(rb_run, tmp_path):
+    """Last in this module (it rewrites the run-level files): in the same folder, a config naming only `models` and
+    `rewardbench2` (its local file) runs RewardBench 2 through to its table and the run-level outputs with no
+    fairness job; the classifier's RewardBench 2 score file is reused, not scored again."""
+    import yaml
+
+    run, _ = rb_run
+    scenario = run.config
+    alone = {"models": scenario["models"][:1], "scoring": scenario["scoring"],  # tiny-cls, as in the scenario
+             "rewardbench2": {key: scenario["rewardbench2"][key] for key in ("enabled", "source", "path", "bootstrap",
+                                                                            "seed")}}
+    configfile = tmp_path / "rewardbench2_alone.yaml"
+    configfile.write_text(yaml.safe_dump(alone))
+    score = run.workdir / "results/scores/rewardbench2/tiny-cls/rewardbench2.parquet"
+    before = score.stat().st_mtime_ns
+    result = run_snakemake(run.workdir, configfile, "--cores", "2")
+    output = result.stdout + result.stderr
+    assert "rule rewardbench2_metrics" in output and "rule run_summary" in output and "rule lock" in output
+    assert not any(word in output for word in ("rule fairness", "rule arxiv", "rule score_fairness",
+                                                "rule rewardbench_")), output[-3000:]
+    assert score.stat().st_mtime_ns == before
+    models = {r["model"] for r in _rows(run.workdir / "results/tables/rewardbench2_scores.csv")}
+    assert models == {"Random (chance)", "tiny-cls"}
+    summary = (run.workdir / "results/summary.md").read_text()
+    assert summary.startswith("## RewardBench 2") and "tiny-cls" in summary

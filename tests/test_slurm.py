@@ -102,7 +102,7 @@ def _incomplete_outputs(workdir: Path) -> set[str]:
 def _slurm_job_of(meta: Path, workdir: Path) -> str | None:
     """The Slurm job id a pair's scoring job logged (rmeval.devices writes it when the job starts)."""
     model, group = meta.parent.name, meta.name.removesuffix(".meta.json")
-    log = workdir / "logs" / "score" / model / f"{group}.log"
+    log = workdir / "logs" / "fairness" / "score" / model / f"{group}.log"
     found = re.search(r"Slurm job (\d+):", log.read_text()) if log.exists() else None
     return found.group(1) if found else None
 
@@ -219,7 +219,7 @@ def test_each_model_loads_once_per_allocation_that_asks_for_one_jobs_gpus(slurm_
     allocations: dict[str, list[dict]] = {}
     for model in E2E_MODELS:
         for group in E2E_GROUPS:
-            log = (slurm_run.workdir / "logs" / "score" / model / f"{group}.log").read_text()
+            log = (slurm_run.workdir / "logs" / "fairness" / "score" / model / f"{group}.log").read_text()
             found = re.search(r"Slurm job (\d+): scoring through this allocation's model server", log)
             assert found, f"{model}/{group} did not score through its allocation's model server:\n{log[-2000:]}"
             meta = json.loads((slurm_run.results / "scores" / "fairness" / model / f"{group}.meta.json").read_text())
