@@ -24,6 +24,9 @@ class Prepared:
     costs: np.ndarray  # int64: batch-budget units per row (tokens for local models, 1 per API request)
     n_tokens: np.ndarray  # int64: tokens the model sees for the row (after truncation)
     truncated: np.ndarray  # bool
+    # Per row, a digest of exactly what the model sees (S16); rows with one key get one reward (the engine scores
+    # the first and copies it). None: every row is its own (API adapters: a request is not a token sequence).
+    keys: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

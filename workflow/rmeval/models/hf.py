@@ -235,7 +235,8 @@ class HFScorer(RewardScorer):
         if not self.pad_from_config:
             self._keep_pad_out_of_rows()
         lengths = self.encoded.lengths
-        return Prepared(costs=lengths.copy(), n_tokens=lengths.copy(), truncated=self.encoded.truncated.copy())
+        return Prepared(costs=lengths.copy(), n_tokens=lengths.copy(), truncated=self.encoded.truncated.copy(),
+                        keys=self.encoded.keys())
 
     # --- scoring -----------------------------------------------------------------------------
     def batch_arrays(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -189,6 +189,8 @@ def run_job(request: JobRequest) -> dict[str, Any]:
         "input": str(request.input),
         "input_sha256": input_sha256,
         "rows": int(len(table)),
+        # Distinct model inputs (token sequences) among the rows: each scored once, its reward given to every copy.
+        "distinct_sequences": int(report.distinct_rows),
         "tokens": tokens,
         "n_truncated": int(table["truncated"].sum()),
         "max_length": request.spec.max_length,
