@@ -39,6 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _models  # noqa: E402 - the benchmark helpers live beside this script
+import _runs  # noqa: E402
 
 REWARDBENCH_CLI_NOTE = (
     "RewardBench's own CLI (scripts/run_rm.py) was not run: it cannot run without CUDA (it loads reward models "
@@ -359,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         engine = load_engine(model_dir, "float32", args.max_length, args.engine_budget)
         engine_run(engine, first_rows(pairs, QUICK_WARMUP_ROWS if args.quick else 8))
         summary = dedup_ab(engine, pairs, max(2, repeats))
-        summary.update({"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
+        summary.update({"cpu": _runs.cpu_name(), "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
                         "token_budget": engine.token_budget})
         print(json.dumps(summary))
         return 0

@@ -263,7 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     files = write_inputs(work)
     run([sys.executable, "-m", "rmeval", "tiny-model", str(work / "models" / "tiny")], work)
     loadable_by_transformers_4(work / "models" / "tiny")
-    report: dict[str, Any] = {"benchmark": "official_rewardbench", "official": found, "work": str(work), "modes": {}}
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _runs
+
+    report: dict[str, Any] = {"benchmark": "official_rewardbench", "official": found, "cpu": _runs.cpu_name(),
+                              "work": str(work), "modes": {}}
     official_runs: dict[int, dict[str, Any]] = {}
     for tag, mode in MODES.items():
         if mode["max_length"] not in official_runs:

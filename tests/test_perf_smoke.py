@@ -68,3 +68,30 @@ def test_bench_scoring_quick(shared_data: Path, tmp_path: Path, monkeypatch: pyt
         assert 0 < run["max_rel_diff_vs_a"] < 0.5, run
     assert set(summary["goals"]) == {"c_over_b", "c_over_a", "fp32_rewards_within_1e-4"}
     assert {"c_over_b", "c_over_a", "b_over_a"} <= set(summary["ratios"])
+
+
+def test_bench_scoring_dedup_ab_quick(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The deduplication A/B: both arms run, interleaved, on rows without duplicates, with identical rewards."""
+    monkeypatch.setenv("RMEVAL_SHARED_DATA", str(shared_data))
+    bench = _bench_scoring_module(monkeypatch)
+    with torch_threads_kept():
+        status = bench.main(["--dedup-ab", "--quick", "--threads", "1", "--cache-dir", str(tmp_path / "models")])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err[-3000:]
+    summary = json.loads(captured.out.strip().splitlines()[-1])
+    assert summary["benchmark"] == "bench_scoring --dedup-ab" and summary["rows"] == summary["distinct_rows"] == 16
+    assert len(summary["cpu_s"]["dedup"]) == len(summary["cpu_s"]["before"]) == 2
+    assert summary["rewards_identical"] is True and summary["cpu"]
+
+
+def test_official_rewardbench_skips_with_its_reason_without_the_package(monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location("official_rewardbench", REPO_ROOT / "perf" / "official_rewardbench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.delenv("RMEVAL_REWARDBENCH_PYTHON", raising=False)
+    assert module.main([]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["skipped"].startswith("no official environment")
+    assert module.main(["--official-python", sys.executable]) == 0  # this environment has no rewardbench package
+    assert "cannot import rewardbench" in json.loads(capsys.readouterr().out.strip().splitlines()[-1])["skipped"]
