@@ -70,19 +70,20 @@ def test_bench_scoring_quick(shared_data: Path, tmp_path: Path, monkeypatch: pyt
     assert {"c_over_b", "c_over_a", "b_over_a"} <= set(summary["ratios"])
 
 
-def test_bench_scoring_dedup_ab_quick(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """The deduplication A/B: both arms run, interleaved, on rows without duplicates, with identical rewards."""
-    monkeypatch.setenv("RMEVAL_SHARED_DATA", str(shared_data))
+def test_bench_scoring_dedup_ab_on_the_tiny_model(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deduplication A/B (`--dedup-ab`): both arms run, interleaved, on rows without duplicates, with identical
+    rewards (its function on the tiny model: the 30M bench model's loading is what --quick above already pays)."""
+    from rmeval.tasks import Pairs
+
     bench = _bench_scoring_module(monkeypatch)
+    engine = bench.load_engine(tiny_model_dir, "float32", 512, None)
+    pairs = Pairs(ids=[f"r{i}" for i in range(6)], prompts=["Rate this."] * 6,
+                  responses=[f"answer number {i} " * (i + 1) for i in range(6)], steps=None)
     with torch_threads_kept():
-        status = bench.main(["--dedup-ab", "--quick", "--threads", "1", "--cache-dir", str(tmp_path / "models")])
-    captured = capsys.readouterr()
-    assert status == 0, captured.err[-3000:]
-    summary = json.loads(captured.out.strip().splitlines()[-1])
-    assert summary["benchmark"] == "bench_scoring --dedup-ab" and summary["rows"] == summary["distinct_rows"] == 16
+        summary = bench.dedup_ab(engine, pairs, 2)
+    assert summary["rows"] == summary["distinct_rows"] == 6
     assert len(summary["cpu_s"]["dedup"]) == len(summary["cpu_s"]["before"]) == 2
-    assert summary["rewards_identical"] is True and summary["cpu"]
+    assert summary["rewards_identical"] is True and summary["keys_cpu_s"] >= 0
 
 
 def test_official_rewardbench_skips_with_its_reason_without_the_package(monkeypatch: pytest.MonkeyPatch,
