@@ -253,3 +253,62 @@ def test_prm_step_rewards_do_not_depend_on_batching(tiny_prm_dir: Path) -> None:
             np.testing.assert_allclose(list(by_id[row]), list(reference[row]), rtol=0, atol=REWARD_RTOL, err_msg=name)
         # the step rewards' aggregations and the solutions' order (what RewardMATH's tables rank) agree
         assert table["reward"].rank().tolist() == next(iter(variants.values()))["reward"].rank().tolist(), name
+
+
+def _rewardmath_data(tmp_path: Path) -> Path:
+    """Prepared RewardMATH tables: three problems of four step-split solutions (a rejected solution that repeats the
+    chosen one's steps) and RewardBench math-prm pairs, one of them a chosen solution equal to its rejected one."""
+    from rmeval.benchmarks.rewardmath import prepare as rewardmath_prepare
+
+    rng = np.random.default_rng(6)
+    records = []
+    for problem, subject in (("10", "Algebra"), ("11", "Algebra"), ("12", "Geometry")):
+        solutions = [[" ".join(rng.choice(WORDS, int(rng.integers(3, 12)))) for _ in range(int(rng.integers(1, 4)))]
+                     for _ in range(4)]
+        solutions[2] = list(solutions[0])
+        for k, steps in enumerate(solutions):
+            records.append({"problem": f"Problem {problem}: add the numbers.", "answer": "1", "eval_solution": steps,
+                            "solution_reference": "human_to_GPT-4" if k == 0 else f"m{k}",
+                            "solution_type": "chosen" if k == 0 else "rejected", "subject": subject, "level": 2,
+                            "problem_id": problem, "id": f"{problem}-{k}"})
+    rm = tmp_path / "rm.jsonl"
+    rm.write_text("".join(json.dumps(r) + "\n" for r in records))
+    pairs = [{"problem_id": i, "problem": f"RB {i}", "subject": "Algebra", "level": 2,
+              "chosen_steps": ["good step", "then done"], "rejected_steps": ["good step", "then done"] if i == 0
+              else ["bad step"]} for i in range(3)]
+    rb = tmp_path / "rb.jsonl"
+    rb.write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    data = tmp_path / "data"
+    assert rewardmath_prepare.main(["--source", "local", "--path", str(rm), "--rewardbench-source", "local",
+                                    "--rewardbench-path", str(rb), "--out", str(data)]) == 0
+    return data
+
+
+def test_rewardmath_tables_with_a_prm_do_not_depend_on_batching(tiny_prm_dir: Path, tmp_path: Path) -> None:
+    from rmeval.benchmarks.rewardmath import cli_metrics
+
+    data = _rewardmath_data(tmp_path)
+    spec = spec_from_mapping({"name": "prm", "path": str(tiny_prm_dir), "adapter": "prm", "resources": {"gpu": 0}},
+                             where="test")
+    scorer = load_scorer(spec, Runtime(device="cpu", dtype="float32"))
+    tables = sorted(path for path in data.glob("*.parquet") if len(pd.read_parquet(path)))  # subjects with rows
+    assert {path.stem for path in tables} >= {"algebra", "geometry", "rewardbench_math_prm"}
+    by_table = {}
+    for path in tables:
+        pairs = pair_rows(pd.read_parquet(path), str(path))
+        by_table[path.stem] = score_variants(scorer, pairs)
+        assert_close_rewards(by_table[path.stem])
+    assert_copies_tie(by_table["algebra"], [["10-0", "10-2"], ["11-0", "11-2"]])
+    rb_ids = by_table["rewardbench_math_prm"]["budget 256"]["id"].tolist()
+    assert_copies_tie(by_table["rewardbench_math_prm"], [[i for i in rb_ids if i.startswith("0:")]])
+    scores, out = tmp_path / "scores", tmp_path / "tables"
+    for name in VARIANTS:
+        (scores / "prm").mkdir(parents=True, exist_ok=True)
+        for stem, variants in by_table.items():
+            variants[name].to_parquet(scores / "prm" / f"{stem}.parquet")
+        assert cli_metrics.main(["--scores", str(scores), "--data", str(data), "--out", str(out),
+                                 "--bootstrap", "100"]) == 0
+        out.rename(tmp_path / name)
+    first = next(iter(VARIANTS))
+    for name in VARIANTS:
+        assert_same_tables(tmp_path / first, tmp_path / name)
