@@ -113,7 +113,7 @@ def test_official_layout_exports_hold_the_table_s_scores(rb_run):
     meta = json.loads((results / "scores/tiny-cls/rewardbench.meta.json").read_text())
     details = meta["adapter_details"]
     assert (details["model_input"], details["max_length"], details["truncation_side"]) == (
-        "rewardbench-pipeline", 2048, "left")  # run_rm.py's input, not the registry entry's max_length 256
+        "text-pipeline", 2048, "left")  # run_rm.py's input, not the registry entry's max_length 256
     assert meta["distinct_sequences"] == meta["rows"] - 1  # the pair whose chosen equals its rejected
 
 

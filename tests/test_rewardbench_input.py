@@ -70,7 +70,7 @@ def _official_rewards(folder: Path, max_length: int, side: str | None) -> tuple[
 def test_pipeline_input_matches_the_official_call(llama3_classifier: Path, max_length: int, side: str | None) -> None:
     spec = spec_from_mapping({"name": "l3", "path": str(llama3_classifier), "resources": {"gpu": 0}}, where="test")
     scorer = load_scorer(spec, Runtime(device="cpu", dtype="float32"))
-    model_input = ModelInput(style="rewardbench-pipeline", max_length=max_length, truncation_side=side)
+    model_input = ModelInput(style="text-pipeline", max_length=max_length, truncation_side=side)
     pairs = _pairs(model_input)
     prepared = scorer.prepare(pairs)
     expected_ids, expected = _official_rewards(llama3_classifier, max_length, side)
@@ -98,6 +98,6 @@ def test_rmeval_input_keeps_the_registry_entry_s_truncation(llama3_classifier: P
     assert all(scorer.encoded.row(i)[0] == bos and scorer.encoded.row(i)[1] != bos for i in range(len(pairs)))
     assert scorer.tokenization["model_input"] == "rmeval"
     official = load_scorer(spec, Runtime(device="cpu", dtype="float32"))
-    official.prepare(replace(pairs, model_input=ModelInput("rewardbench-pipeline", 30, "left")))
-    assert official.tokenization["model_input"] == "rewardbench-pipeline"
+    official.prepare(replace(pairs, model_input=ModelInput("text-pipeline", 30, "left")))
+    assert official.tokenization["model_input"] == "text-pipeline"
     assert [official.encoded.row(i).tolist() for i in range(3)] != [scorer.encoded.row(i).tolist() for i in range(3)]

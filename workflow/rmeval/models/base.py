@@ -32,8 +32,9 @@ class Prepared:
 @dataclass(frozen=True)
 class ModelInput:
     """How a benchmark wants its rows made into model input (`Pairs.model_input`; None: the registry entry's own
-    template, BOS policy, max_length and truncation). `style` "rewardbench-pipeline": as RewardBench's official
-    scripts build it (rmeval.models.pipeline_input), for the adapters that follow that pipeline."""
+    template, BOS policy, max_length and truncation). `style` "text-pipeline": as a text-classification pipeline
+    builds it from rendered text (rmeval.models.pipeline_input; RewardBench's official scripts), for the adapters
+    whose models such a pipeline scores upstream (`HFScorer.follows_text_pipeline`)."""
 
     style: str
     max_length: int
@@ -52,7 +53,7 @@ class ModelInput:
         return value
 
 
-MODEL_INPUT_STYLES = ("rewardbench-pipeline",)
+MODEL_INPUT_STYLES = ("text-pipeline",)
 
 
 @dataclass(frozen=True)

@@ -103,9 +103,9 @@ class HFScorer(RewardScorer):
     default_padding_side = "right"
     supported_padding_sides: tuple[str, ...] = PADDING_SIDES
     default_chat_template: str | None = None  # adapter's format when the registry sets none
-    # Builds RewardBench's input as its official pipeline does when a benchmark asks (`Pairs.model_input`); the
-    # adapters whose models have a pipeline of their own upstream keep rmeval's input.
-    follows_rewardbench_pipeline = False
+    # Builds a text pipeline's input (rmeval.models.pipeline_input) when a benchmark asks (`Pairs.model_input`);
+    # the adapters whose models have a pipeline of their own upstream keep rmeval's input.
+    follows_text_pipeline = False
 
     def __init__(self, spec: ModelSpec, runtime: Runtime) -> None:
         import torch
@@ -240,7 +240,7 @@ class HFScorer(RewardScorer):
         )
 
     def prepare(self, pairs: Pairs) -> Prepared:
-        model_input = pairs.model_input if self.follows_rewardbench_pipeline else None
+        model_input = pairs.model_input if self.follows_text_pipeline else None
         render, encoder = self._encoder(model_input)
         prompts, responses = self.texts_of(pairs)
         self.encoded = encoder.encode(pairs.ids, prompts, responses)

@@ -73,7 +73,7 @@ class PipelineEncoder:
     def describe(self) -> dict[str, Any]:
         """What `.meta.json` records of this input (beside the template's source and hash)."""
         return {
-            "model_input": "rewardbench-pipeline",
+            "model_input": "text-pipeline",
             "max_length": self.max_length,
             "truncation_side": self.side,
             "tokenizer_special_prefix_ids": list(self.prefix_ids),

@@ -71,7 +71,7 @@ def score_settings(version: Version, section: Mapping[str, Any]) -> dict[str, An
     """`rmeval score` settings of the version's jobs: with `model_input: official`, the official script's input."""
     if section["model_input"] != "official":
         return {}
-    return {"model_input": {"style": "rewardbench-pipeline", "max_length": int(section["max_length"]),
+    return {"model_input": {"style": "text-pipeline", "max_length": int(section["max_length"]),
                             "truncation_side": version.truncation_side}}
 
 
