@@ -296,6 +296,9 @@ class HFScorer(RewardScorer):
         import torch
 
         attention = mask if attention is None else attention
+        # The head finds each row's last token by this job's pad id: a model server's jobs share one model (and its
+        # config) but may pad with different ids (rmeval's unused id, a text pipeline's tokenizer pad).
+        self.model.config.pad_token_id = self.pad_id
         inputs = {
             "input_ids": torch.from_numpy(ids).to(self.input_device),
             "attention_mask": torch.from_numpy(attention.astype(np.int64)).to(self.input_device),
