@@ -101,3 +101,26 @@ def test_rmeval_input_keeps_the_registry_entry_s_truncation(llama3_classifier: P
     official.prepare(replace(pairs, model_input=ModelInput("text-pipeline", 30, "left")))
     assert official.tokenization["model_input"] == "text-pipeline"
     assert [official.encoded.row(i).tolist() for i in range(3)] != [scorer.encoded.row(i).tolist() for i in range(3)]
+
+
+def test_jobs_sharing_one_model_each_pad_with_their_own_id(tmp_path: Path) -> None:
+    """A model server's jobs are copies of one scorer around one model: a job in rmeval's input mode may pad with
+    another id than a text-pipeline job (a config without pad_token_id); each forward must use its own."""
+    import copy
+
+    from transformers import AutoTokenizer
+
+    folder = save_tiny_model(save_llama3_tokenizer(tmp_path / "no-pad"), "llama", seed=4, pad_token_id=None)
+    pad = AutoTokenizer.from_pretrained(folder).pad_token
+    spec = spec_from_mapping({"name": "np", "path": str(folder), "resources": {"gpu": 0}}, where="test")
+    base = load_scorer(spec, Runtime(device="cpu", dtype="float32"))
+    pipeline_job, rmeval_job = copy.copy(base), copy.copy(base)
+    pipeline_pairs = _pairs(ModelInput("text-pipeline", 2048, None))
+    alone, _ = score_rows(pipeline_job, pipeline_pairs, pipeline_job.prepare(pipeline_pairs),
+                          EngineSettings(4096, 64, 0), None, "np")
+    other = Pairs(ids=["x"], prompts=[f"Say {pad} twice."], responses=[f"{pad} {pad}"], steps=None)
+    rmeval_job.prepare(other)  # its rows hold the tokenizer's pad id: it pads with another one
+    assert rmeval_job.pad_id != pipeline_job.pad_id
+    again, _ = score_rows(pipeline_job, pipeline_pairs, pipeline_job.prepare(pipeline_pairs),
+                          EngineSettings(4096, 64, 0), None, "np")
+    assert again["reward"].tolist() == alone["reward"].tolist()
