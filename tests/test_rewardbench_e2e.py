@@ -88,7 +88,8 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
     for subset, rows in v1_data.groupby("subset"):
         wins = [pair_won(rewards[f"{i}#chosen"], rewards[f"{i}#rejected"]) for i in rows["row_id"].unique()]
         assert v1[subset] == pytest.approx(100 * sum(wins) / len(wins))
-    assert not equal or v1["xstest-should-respond"] == 0.0
+    # one model input, one reward: the pair is a tie (a loss), whatever the batches (rmeval.scoring.distinct)
+    assert equal and v1["xstest-should-respond"] == 0.0
     sections = [r["section"] for r in _rows(results / "tables/rewardbench_sections.csv") if r["model"] == "tiny-cls"]
     assert sections == ["Chat", "Chat Hard", "Safety", "Reasoning", "Overall"]
     assert "\\begin{tabular}" in (results / "tables/rewardbench_sections.tex").read_text()
@@ -108,6 +109,12 @@ def test_official_layout_exports_hold_the_table_s_scores(rb_run):
     assert {k: v for k, v in exported.items() if k in table} == pytest.approx({k: v / 100 for k, v in table.items()})
     v1 = json.loads((results / "rewardbench/official/tiny-cls.json").read_text())
     assert v1["model_type"] == "Seq. Classifier" and v1["xstest-should-respond"] in (0.0, 1.0)
+    assert v1["chat_template"] == "tokenizer"  # as the official scripts write it for the tokenizer's template
+    meta = json.loads((results / "scores/tiny-cls/rewardbench.meta.json").read_text())
+    details = meta["adapter_details"]
+    assert (details["model_input"], details["max_length"], details["truncation_side"]) == (
+        "text-pipeline", 2048, "left")  # run_rm.py's input, not the registry entry's max_length 256
+    assert meta["distinct_sequences"] == meta["rows"] - 1  # the pair whose chosen equals its rejected
 
 
 @pytest.mark.e2e

@@ -87,12 +87,14 @@ class ScoreJobs:
     """One score stage of a benchmark as planned: every model in `models` scores every table in `tables`.
 
     data: (model, table) -> the input table its job reads (a judge may read another folder than a classifier).
+    settings: further `rmeval score` settings of the stage's jobs (e.g. RewardBench's `model_input`).
     """
 
     stage: ScoreStage
     models: tuple[str, ...]
     tables: tuple[str, ...]
     data: Callable[[str, str], str]
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def score_files(self, model: str | None = None) -> list[str]:
         models = self.models if model is None else [m for m in self.models if m == model]
@@ -224,7 +226,7 @@ class RunPlan:
     def score_settings(self, jobs: ScoreJobs, model: str) -> str:
         """The `--settings` JSON of one `rmeval score` job: the engine settings, the task, the locked revision."""
         expected = self.locked_revisions.get(model)
-        return settings_json({"task": jobs.stage.task, **self.scoring.command_settings(),
+        return settings_json({"task": jobs.stage.task, **self.scoring.command_settings(), **jobs.settings,
                               **({"expect_revision": expected} if expected else {})})
 
     def pending_outputs(self, rules: Iterable[str], model: str | None) -> list[str]:

@@ -7,6 +7,7 @@ and this process imports neither torch nor transformers.
 
 from __future__ import annotations
 
+import json
 import platform
 import sys
 import time
@@ -31,6 +32,8 @@ def fingerprint(request: JobRequest, input_sha256: str, runtime: Runtime, input_
     (the token ids the adapter feeds) keeps a resume from mixing rows tokenised two ways."""
     device_kind = "cpu" if runtime.device == "cpu" else runtime.device
     parts = [input_sha256, request.task, request.spec.to_json(), runtime.dtype, device_kind, str(request.padding_side)]
+    if request.model_input:
+        parts.append(json.dumps(request.model_input, sort_keys=True))
     if input_ids_sha256:
         parts.append(input_ids_sha256)
     return sha256_text("\n".join(parts))
@@ -84,6 +87,12 @@ def run_job(request: JobRequest) -> dict[str, Any]:
     started_wall = time.monotonic()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     pairs = load_pairs(request.input, request.task)
+    if request.model_input:
+        from dataclasses import replace
+
+        from rmeval.models.base import ModelInput
+
+        pairs = replace(pairs, model_input=ModelInput.from_mapping(request.model_input, "rmeval score --model-input"))
     input_sha256 = sha256_file(request.input)
     server_meta: dict[str, Any] | None = None
     check_revision_before_loading(request)
@@ -134,6 +143,8 @@ def run_job(request: JobRequest) -> dict[str, Any]:
         "input": str(request.input),
         "input_sha256": input_sha256,
         "rows": int(len(table)),
+        # Distinct model inputs (token sequences) among the rows: each scored once, its reward given to every copy.
+        "distinct_sequences": int(report.distinct_rows),
         "tokens": tokens,
         "n_truncated": int(table["truncated"].sum()),
         "max_length": request.spec.max_length,

@@ -34,6 +34,7 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 from rmeval.scoring.address import ServerAddress, owner_alive, socket_name
+from rmeval.scoring.memo import RewardMemo
 from rmeval.scoring.protocol import DEFAULT_IDLE_S, PROTOCOL, hold_lock
 
 BEAT_S = 1.0
@@ -80,6 +81,7 @@ class ModelServer:
         self.idle_s = idle_s
         self.gpu_lock_dir = gpu_lock_dir
         self.compute = threading.Lock()  # one prepare / forward pass at a time: one model, one device
+        self.memo = RewardMemo()  # one reward per distinct input across this server's jobs
         self.sessions_lock = threading.Lock()
         self.sessions = 0  # open connections (probes too): a server with one does not exit
         self.active = 0  # jobs being served: a replica's load
@@ -94,6 +96,7 @@ class ModelServer:
             session["scorer"] = scorer
             started = time.monotonic()
             prepared = scorer.prepare(payload)
+            session["keys"], session["remembered"] = prepared.keys, 0
             return {"prepared": prepared, "prepare_s": time.monotonic() - started}
         scorer = session.get("scorer")
         if op == "describe" and scorer is None:  # the loaded model (revision, dtype): a lock checks it before prepare
@@ -101,9 +104,12 @@ class ModelServer:
         if scorer is None:
             raise RmevalError(f"model server: {op!r} before 'prepare'")
         if op == "score":
-            return scorer.score(payload)
+            scores, remembered = self.memo.score(session.get("keys"), payload, scorer.score)
+            session["remembered"] += remembered
+            return scores
         if op == "describe":
-            return scorer.describe()
+            # Rows this job took from the server's memory of inputs its earlier jobs scored (rmeval.scoring.memo).
+            return {**scorer.describe(), "rows_from_server_memory": session["remembered"]}
         raise RmevalError(f"model server: unknown request {op!r}")
 
     def _reply_for(self, error: BaseException, session: dict[str, Any]) -> tuple[str, str]:

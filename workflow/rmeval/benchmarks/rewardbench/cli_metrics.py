@@ -7,12 +7,14 @@ first, then the models in config order.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from rmeval import cli_settings
 from rmeval.benchmarks import benchmark
 from rmeval.benchmarks.rewardbench.versions import V1, VERSIONS
 from rmeval.config_check import schema_default
+from rmeval.errors import RmevalError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,12 +73,25 @@ def export_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", required=True)
     parser.add_argument("--data", required=True, help="the prepared table")
     parser.add_argument("--scores", required=True, help="the model's score file")
+    parser.add_argument("--meta", help="its .meta.json (default: beside the score file), for `chat_template`")
     parser.add_argument("--out", required=True, help="the JSON file")
     cli_settings.add_settings_argument(parser)
     return parser
 
 
 MODEL_TYPES = {"classifier": "Seq. Classifier", "judge (direct)": "Generative RM"}  # the official labels
+
+
+def chat_template_used(meta: Path) -> str | None:
+    """The export's `chat_template`: "tokenizer" for the tokenizer's own template, as the official scripts write
+    it; "registry:<sha256 16>" / "adapter:<...>" for another jinja template; None where no template was used."""
+    if not meta.is_file():
+        raise RmevalError(f"{meta}: the score file's .meta.json is missing; rerun its score job")
+    details = json.loads(meta.read_text(encoding="utf-8")).get("adapter_details") or {}
+    source, digest = details.get("chat_template_source"), details.get("chat_template_sha256")
+    if source == "tokenizer":
+        return "tokenizer"
+    return f"{source}:{digest}" if source in ("registry", "adapter") and digest else None
 
 
 def export_main(argv: list[str]) -> int:
@@ -93,7 +108,9 @@ def export_main(argv: list[str]) -> int:
     else:
         subsets = {row["subset"]: row["score"] / 100 for row in metrics.v2_rows(scored, 0, 0)
                    if row["subset"] != metrics.OVERALL}
-    write_json_atomic({"model": args.model, "model_type": MODEL_TYPES[scored.mode], "chat_template": None,
-                       **subsets}, args.out, sort_keys=False)
+    scores = Path(args.scores)
+    meta = Path(args.meta) if args.meta else scores.with_name(scores.name.removesuffix(".parquet") + ".meta.json")
+    write_json_atomic({"model": args.model, "model_type": MODEL_TYPES[scored.mode],
+                       "chat_template": chat_template_used(meta), **subsets}, args.out, sort_keys=False)
     print(f"rewardbench-export: {args.model} -> {args.out}")
     return 0

@@ -60,7 +60,7 @@ def plan_version(version: Version, config: Mapping[str, Any], context: PlanConte
         models=specs,
         model_keys=model_keys(models_key, entries),
         score_jobs=(ScoreJobs(bench.stage(version.score_rule), models, (version.name,),
-                              lambda model, table: version.data),),
+                              lambda model, table: version.data, settings=score_settings(version, section)),),
         needs=needs,
         pending={version.prepare_rule: [version.data]},
         settings=settings,
@@ -68,6 +68,14 @@ def plan_version(version: Version, config: Mapping[str, Any], context: PlanConte
         lock_files=(version.manifest,),
         own={"local_inputs": {"path": path} if local else {}, "models": list(models)},
     )
+
+
+def score_settings(version: Version, section: Mapping[str, Any]) -> dict[str, Any]:
+    """`rmeval score` settings of the version's jobs: with `model_input: official`, the official script's input."""
+    if section["model_input"] != "official":
+        return {}
+    return {"model_input": {"style": "text-pipeline", "max_length": int(section["max_length"]),
+                            "truncation_side": version.truncation_side}}
 
 
 def columns_problem(version: Version, path: str, rules: frozenset[str]) -> Any:

@@ -17,6 +17,9 @@ class Version:
     title: str
     columns: tuple[str, ...]
     chance: float  # percent: a random reward model's expected score (v1: a coin flip; v2: best of four)
+    # the official script's truncation side: run_rm.py sets `tokenizer.truncation_side = "left"`; run_v2.py
+    # keeps the tokenizer's own (None)
+    truncation_side: str | None
 
     @property
     def data(self) -> str:
@@ -56,7 +59,8 @@ class Version:
 
 
 V1 = Version("rewardbench", "RewardBench", ("id", "prompt", "chosen", "chosen_model", "rejected", "rejected_model",
-                                             "subset"), chance=50.0)
+                                             "subset"), chance=50.0, truncation_side="left")
 V2 = Version("rewardbench2", "RewardBench 2", ("id", "prompt", "chosen", "rejected", "num_correct", "num_rejected",
-                                               "total_completions", "models", "subset"), chance=25.0)
+                                               "total_completions", "models", "subset"), chance=25.0,
+             truncation_side=None)
 VERSIONS = {version.name: version for version in (V1, V2)}
