@@ -17,13 +17,14 @@ import pytest
 import yaml
 from rmeval.benchmarks import all_benchmarks, benchmark
 from rmeval.benchmarks.catalogue import import_target
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK, CAPABILITY, RANKED
 from rmeval.run_outputs.catalogue import RUN
 from workflow_helpers import run_snakemake_process
 
 REPO = Path(__file__).resolve().parents[1]
 FAIRNESS_RULES = ("fairness_stats", "fairness_figures")
 RUN_RULES = ("run_reproduction", "run_summary")
+HELD = (RANKED, CAPABILITY)  # the conditions that hold for the `parsed` fixture's config (not PAIRED)
 
 # The rule files as the workflow includes them, then each rule's outputs (with their report captions) and
 # `all_outputs()` dumped to JSON at parse time.
@@ -49,11 +50,11 @@ _outputs = {{
     }}
     for job_rule in workflow.rules
 }}
-# The lock's config hash is taken before run.smk adds the report's sections to the config.
-_hash_before = PLAN.config_sha256 == _config_sha256({{k: v for k, v in config.items()
-                                                     if k not in ("_report_sections", "_report_skipped")}})
+# The config is left as the lock's hash saw it: the report's sections go to a composed front page instead.
+_hash_before = PLAN.config_sha256 == _config_sha256(config)
 Path("parsed.json").write_text(_json.dumps({{"outputs": _outputs, "all": all_outputs(), "hash_before": _hash_before,
-                                            "report_sections": config["_report_sections"]}}))
+                                            "report_sections": list(RUN_OUTPUTS.report_sections),
+                                            "report_text": str(workflow.report_text)}}))
 """
 
 
@@ -64,7 +65,8 @@ def parsed(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "groups": {"physics": ["physics"], "computer_science": ["cs"]},
         "arxiv": {"source": "snapshot", "snapshot": "unused.jsonl"},
         "registry": str(REPO / "config" / "models.yaml"),
-        # two with a RewardBench rank: no optional figure is skipped (test_optional_figures_... has the others)
+        # two with a RewardBench rank: RANKED and CAPABILITY hold, every figure is drawn (HELD; the test of
+        # skipped_figures has the other cases)
         "models": [{"name": "tiny-rm", "path": "local/tiny-rm", "rewardbench_rank": 1},
                    {"name": "tiny-rm-b", "path": "local/tiny-rm-b", "rewardbench_rank": 2}],
     }
@@ -80,7 +82,7 @@ def catalogued_files() -> dict[str, str]:
     """Every file the fairness and run catalogues declare (a table's .md and .tex, a figure's .pdf too) -> its
     rule."""
     files = {}
-    for output in (*BENCHMARK.outputs, *RUN.outputs):
+    for output in (*BENCHMARK.active(HELD), *RUN.outputs):
         for path in (output.path, *(output.sibling(suffix) for suffix in output.formats)):
             assert path not in files, f"{path} is declared twice"
             files[path] = output.rule
@@ -104,7 +106,7 @@ def test_the_fairness_and_run_rules_write_only_catalogued_files(parsed: dict) ->
 
 
 def test_captioned_outputs_are_report_entries_with_an_existing_caption(parsed: dict) -> None:
-    for output in (*BENCHMARK.outputs, *RUN.outputs):
+    for output in (*BENCHMARK.active(HELD), *RUN.outputs):
         entry = parsed["outputs"][output.rule][output.path]
         if output.caption is None:
             assert entry["caption"] is None, output.key
@@ -121,10 +123,13 @@ def test_rule_all_asks_for_every_catalogued_file(parsed: dict) -> None:
 
 
 def test_run_rules_read_what_the_enabled_benchmarks_declare(parsed: dict) -> None:
-    """RewardMATH is off in this config: its report section is not on the front page, and the config's hash for
-    the lock does not see the sections."""
+    """RewardMATH is off in this config: its report section is not on the front page, fairness's is; the config
+    is not written to after its hash for the lock (the page is composed into the run's .snakemake folder)."""
     assert parsed["hash_before"] is True
-    assert parsed["report_sections"] == []
+    assert len(parsed["report_sections"]) == 1 and "2 disciplines" in parsed["report_sections"][0]
+    page = Path(parsed["report_text"].removeprefix("file://"))
+    assert page.name == "workflow.rst" and ".snakemake" in page.parts
+    assert parsed["report_sections"][0] in page.read_text()
 
 
 def test_keys_are_unique_and_inputs_name_catalogued_outputs() -> None:
@@ -184,8 +189,8 @@ def test_run_level_parts_name_their_own_inputs_and_files_that_exist() -> None:
 
 
 def test_optional_figures_are_skipped_only_when_they_would_show_nothing() -> None:
-    """The fairness planner leaves out the figures with nothing to plot (catalogue `optional`), saying why."""
-    from rmeval.benchmarks.fairness.planner import skipped_figures
+    """The fairness planner leaves out the figures with nothing to plot (their `when` does not hold), saying why."""
+    from rmeval.benchmarks.fairness.planner import OPTIONAL_FIGURES, skipped_figures
     from rmeval.registry import spec_from_mapping
 
     def models(*ranks):
@@ -193,9 +198,8 @@ def test_optional_figures_are_skipped_only_when_they_would_show_nothing() -> Non
                 for i, rank in enumerate(ranks)}
 
     unranked = skipped_figures({}, models(None, None))
-    assert set(unranked) == {"gap_vs_rank", "capability_figure"}
+    assert set(unranked) == {"gap_vs_rank", "capability_figure"} == set(OPTIONAL_FIGURES)
     assert "0 of 2 model(s) have a `rewardbench_rank`" in unranked["gap_vs_rank"]
     assert set(skipped_figures({}, models(3, None))) == {"gap_vs_rank"}  # one rank: the capability figure has it
     assert skipped_figures({}, models(3, 5)) == {}
-    assert all(BENCHMARK.get(key).optional for key in unranked)
-    assert not any(output.optional for output in BENCHMARK.outputs if output.key not in unranked)
+    assert {BENCHMARK.get(key).when for key in OPTIONAL_FIGURES} == {RANKED, CAPABILITY}

@@ -1,15 +1,15 @@
-"""The report's front page (workflow/report/workflow.rst) gets each enabled benchmark's section from here.
+"""The report's front page: workflow/report/workflow.rst with each enabled benchmark's section in its place.
 
-Snakemake renders that page with Jinja and gives it only `snakemake.config`, so workflow/rules/run.smk puts the
-sections into the config at parse time, under `SECTIONS_KEY` (no user config has it: the schema allows no such
-key, and the config's hash for the lock is taken before), and the page loops over them. A section is an .rst
-fragment under workflow/report/ (`Benchmark.report_section`), rendered with the same Jinja settings and
-`snakemake.config` as the page. Light: runs at parse time.
+Snakemake renders the page named by `report:` with Jinja and gives it only `snakemake.config`; rather than write
+the sections into the config (whose hash the lock records), workflow/rules/run.smk composes the page at parse time
+into `FRONT_PAGE` under the run's .snakemake folder (rewritten only when it changes) and names that file with
+`report:`. A section is an .rst fragment under workflow/report/ (`Benchmark.report_section`), rendered with the
+same Jinja settings and `snakemake.config` as the page. Light: runs at parse time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,14 +17,40 @@ from typing import Any
 from rmeval.benchmarks import all_benchmarks
 from rmeval.errors import RmevalError
 
-SECTIONS_KEY = "_report_sections"
-# The outputs this run leaves out (an optional figure with nothing to show), stem -> why: the front page says so.
-SKIPPED_KEY = "_report_skipped"
+PAGE = "workflow.rst"
+SECTIONS_MARK = "{# SECTIONS #}"  # the line of PAGE the sections replace
+FRONT_PAGE = ".snakemake/rmeval/report/workflow.rst"
 
 
-def report_sections(config: Mapping[str, Any], report_dir: Path) -> list[str]:
+def front_page(sections: Sequence[str], report_dir: Path) -> str:
+    """PAGE with the sections (rendered) where its SECTIONS_MARK line is, one blank line apart."""
+    page = (report_dir / PAGE).read_text(encoding="utf-8")
+    if SECTIONS_MARK not in page:
+        raise RmevalError(f"{report_dir / PAGE}: no {SECTIONS_MARK} line for the benchmarks' sections")
+    return page.replace(SECTIONS_MARK, "\n\n".join(sections))
+
+
+def write_front_page(sections: Sequence[str], report_dir: Path, path: Path) -> Path:
+    """The composed page at `path` (absolute, for `report:`), written only when its text changes."""
+    from rmeval.io.atomic import write_text_atomic
+
+    text = front_page(sections, report_dir)
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(text, path)
+    return path.resolve()
+
+
+def skipped_section(skipped: Mapping[str, str]) -> str:
+    """The files this run does not write (a figure with nothing to show), each with the reason."""
+    lines = ["Not in this report", "------------------", ""]
+    return "\n".join([*lines, *(f"* ``{stem}``: {why}." for stem, why in skipped.items())])
+
+
+def report_sections(config: Mapping[str, Any], report_dir: Path, skipped: Mapping[str, str] | None = None) -> list[str]:
     """The front-page sections of the enabled benchmarks, in catalogue order (rendered, without outer blank
-    lines)."""
+    lines; a template sees `skipped`, stem -> why, to name no file the run did not write), then the files left
+    out and why."""
     from jinja2 import Environment
 
     environment = Environment(trim_blocks=True, lstrip_blocks=True)  # as Snakemake renders the report
@@ -37,6 +63,7 @@ def report_sections(config: Mapping[str, Any], report_dir: Path) -> list[str]:
             template = path.read_text(encoding="utf-8")
         except OSError as error:
             raise RmevalError(f"benchmark {bench.name!r}: report_section {path} cannot be read ({error})") from error
-        text = environment.from_string(template).render(snakemake=SimpleNamespace(config=config))
+        text = environment.from_string(template).render(snakemake=SimpleNamespace(config=config),
+                                                        skipped=dict(skipped or {}))
         sections.append(text.strip("\n"))
-    return sections
+    return sections + ([skipped_section(skipped)] if skipped else [])

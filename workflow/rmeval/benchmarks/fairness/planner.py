@@ -17,12 +17,13 @@ from rmeval.benchmarks.fairness.catalogue import (
     DATA_DIR,
     FIGURES_RULE,
     MANIFEST,
+    PAIRED,
     SCORE_RULE,
 )
 from rmeval.errors import RmevalError
 from rmeval.preflight import Needs
 from rmeval.registry import ModelSpec
-from rmeval.run_plan import BenchmarkPlan, Locate, PlanContext, ScoreJobs, model_keys
+from rmeval.run_plan import BenchmarkPlan, Locate, PlanContext, ScoreJobs, model_keys, with_run_settings
 
 CORPUS_RULE = "corpus_prepare"
 
@@ -51,7 +52,7 @@ def plan_arxiv_from_lock(config: Mapping[str, Any], lock_path: str, locate: Loca
     """The rebuild's rule inputs and its `rmeval arxiv-from-lock --settings`."""
     from rmeval.io.hashing import sha256_file
 
-    arxiv = config["arxiv"]
+    arxiv = with_run_settings(config, "arxiv", ("seed",))
     snapshot = locate(arxiv["snapshot"]) if arxiv.get("snapshot") else None
     settings = {"lock": lock_path, "groups_json": json.dumps(config["groups"]),  # JSON text: keeps config order
                 "config_json": arxiv_settings_json(arxiv, snapshot), "out_dir": DATA_DIR}
@@ -107,14 +108,17 @@ def group_tables_plan(config: Mapping[str, Any], models: dict[str, ModelSpec], g
     data = {group: DATA.format(group=group) for group in groups}
     manifests = {group: MANIFEST.format(group=group) for group in groups}
     skipped = skipped_figures(config, models)
+    conditions = frozenset(source.pop("conditions", frozenset())) | {
+        BENCHMARK.get(key).when for key in OPTIONAL_FIGURES if key not in skipped}
     settings = {**source.pop("settings")}
-    drawn = [output.stem for output in BENCHMARK.of_rule(FIGURES_RULE) if output.key not in skipped]
+    drawn = [output.stem for output in BENCHMARK.of_rule(FIGURES_RULE, conditions) if output.when != PAIRED]
     settings[FIGURES_RULE] = {**settings[FIGURES_RULE], "figures": drawn}
     if "capability_figure" not in skipped:
         settings[CAPABILITY_RULE] = {**settings[CAPABILITY_RULE], "figure": BENCHMARK.get("capability_figure").path}
     return BenchmarkPlan(
         name=BENCHMARK.name,
         settings=settings,
+        conditions=conditions,
         skipped=skipped,
         models=models,
         model_keys=model_keys(BENCHMARK.models_key, config["models"]),
@@ -128,8 +132,13 @@ def group_tables_plan(config: Mapping[str, Any], models: dict[str, ModelSpec], g
     )
 
 
+# The figures that may have nothing to show (their `when`: RANKED, CAPABILITY): drawn only when it holds.
+OPTIONAL_FIGURES = ("gap_vs_rank", "capability_figure")
+
+
 def skipped_figures(config: Mapping[str, Any], models: Mapping[str, ModelSpec]) -> dict[str, str]:
-    """The optional figures this run leaves out because they would show nothing, and why (the report says it)."""
+    """The figures of OPTIONAL_FIGURES this run leaves out because they would show nothing, and why (the report's
+    front page says it); the others' conditions hold."""
     from rmeval.benchmarks.fairness.figures.gap_vs_rank import MIN_RANKED_MODELS
 
     skipped = {}
@@ -185,7 +194,7 @@ def corpus_needs(corpus: Mapping[str, Any], located: str | None, groups: Mapping
 
 def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     """`corpus:` set: rule corpus_prepare writes the group tables; arXiv's rules are not defined."""
-    corpus = dict(config["corpus"])
+    corpus = with_run_settings(config, "corpus", ("seed",))
     located = context.locate(corpus["path"]) if corpus["source"] == "table" else None
     if located:
         corpus["path"] = located
@@ -211,6 +220,7 @@ def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPla
         own=FairnessPlan(groups=groups, snapshot=None, arxiv_from_lock=None,
                          corpus=CorpusPlan(inputs=[located] if located else [], paired=paired),
                          capability_files=capability_files(config)),
+        conditions=frozenset({PAIRED} if paired else ()),
     )
 
 
@@ -223,7 +233,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     check_groups(config, context.locate)
     models = context.resolve(config["models"], BENCHMARK.models_key)
     groups = tuple(config["groups"])
-    arxiv = config["arxiv"]
+    arxiv = with_run_settings(config, "arxiv", ("seed",))
     if arxiv["source"] == "lock" and not context.lock_path:
         raise RmevalError("config: arxiv.source is 'lock' but no top-level `lock:` file is given")
     snapshot = located_snapshot(arxiv, context.locate)
