@@ -345,8 +345,8 @@ def report(problems: list[Problem], tail: str) -> str:
 
 
 NO_NETWORK_ROUTES = (
-    "No network here? `snakemake --cores 2 --configfile config/demo.yaml` runs the whole workflow offline now (a "
-    "shipped arXiv sample and two random tiny models: its rewards mean nothing); with your own snapshot and model "
+    "No network here? `snakemake --cores 2 --configfile config/demo.yaml` runs a whole workflow offline now (shipped "
+    "data and two random tiny models: its rewards mean nothing); with your own data and model "
     f"folders, config/offline.yaml ({OFFLINE_DOCS}).")
 
 

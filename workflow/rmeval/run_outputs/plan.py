@@ -33,12 +33,14 @@ class RunOutputsPlan:
     random_models: tuple[str, ...] = ()  # models with random weights (`tiny_models`): the summary says so first
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], repository: Path,
-                    random_models: tuple[str, ...] = ()) -> RunOutputsPlan:
+    def from_config(cls, config: Mapping[str, Any], repository: Path, random_models: tuple[str, ...] = (),
+                    skipped: Mapping[str, str] | None = None) -> RunOutputsPlan:
+        """`skipped`: the files the run does not write (a figure with nothing to show), stem -> why, for the
+        report's front page (rmeval.run_plan.RunPlan.skipped_outputs)."""
         benchmarks = tuple(bench for bench in all_benchmarks() if bench.enabled(config))
         options = {bench.name: {option: config_value(config, key) for option, key in bench.run_settings.items()}
                    for bench in benchmarks if bench.run_settings}
-        sections = report_sections(config, repository / "workflow" / "report")
+        sections = report_sections(config, repository / "workflow" / "report", skipped or {})
         return cls(benchmarks, float(config_value(config, ALPHA_KEY)), options, repository, tuple(sections),
                    tuple(random_models))
 

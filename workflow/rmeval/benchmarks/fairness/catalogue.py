@@ -24,6 +24,10 @@ TABLE_BUILDERS = "rmeval.benchmarks.fairness.stats.builders"
 FIGURE_MODULES = "rmeval.benchmarks.fairness.figures"
 TABLE_FORMATS = ("md", "tex")  # beside each table's CSV: for readers and for papers
 PAIRED = "paired"  # the condition of the paired design's outputs (its planner sets it for a paired corpus)
+# The conditions of the figures that may have nothing to show: two models with a RewardBench rank; some model with a
+# capability value (a rank, or an enabled capability benchmark). Without them the planner says why (`skipped`).
+RANKED = "ranked"
+CAPABILITY = "capability"
 PAIRED_TABLES = "rmeval.benchmarks.fairness.corpus.paired_tables:write_paired"  # all four paired tables at once
 
 
@@ -41,7 +45,7 @@ def _table(key: str, stem: str, in_report: bool = True) -> Output:
 
 
 def _figure(key: str, stem: str, module: str, inputs: tuple[str, ...], figure: str, shows: str,
-            optional: bool = False) -> Output:
+            when: str | None = None) -> Output:
     """A figure of `rmeval fairness-figures`: `module.draw(*inputs)` (the keys of the tables, or the run record, it
     is drawn from), saved as PNG (in the report) and PDF."""
     return Output(
@@ -54,7 +58,7 @@ def _figure(key: str, stem: str, module: str, inputs: tuple[str, ...], figure: s
         builder=f"{FIGURE_MODULES}.{module}:draw",
         formats=("pdf",),
         inputs=inputs,
-        optional=optional,
+        when=when,
     )
 
 
@@ -123,9 +127,9 @@ BENCHMARK = Benchmark(
                 "scale-free gap per model, 95% CI"),
         _figure("length_adjusted", "fig_length_adjusted", "length_adjusted", ("adjusted_group_means",),
                 "Length adjustment", "length-adjusted vs raw group means"),
-        # optional: left out when fewer than two models have a RewardBench rank (the planner says so)
+        # drawn only when two models have a RewardBench rank (the planner sets RANKED, or says why not)
         _figure("gap_vs_rank", "fig_gap_vs_rank", "gap_vs_rank", ("rank_points",), "Gap vs rank",
-                "fairness gap against RewardBench rank", optional=True),
+                "fairness gap against RewardBench rank", when=RANKED),
         # Fairness against capability (rmeval fairness-capability): the fairness tables beside the capability
         # files of the enabled benchmarks (their catalogues' `capability`) and the published ranks.
         Output("capability", f"{TABLES}/fairness_vs_capability.csv", CAPABILITY_RULE,
@@ -152,7 +156,7 @@ BENCHMARK = Benchmark(
         Output("capability_figure", f"{FIGURES}/fig_fairness_vs_capability.png", CAPABILITY_RULE,
                caption="fig_fairness_vs_capability.rst", category="Fairness figures",
                labels={"figure": "Fairness vs capability", "shows": "|NMGD| against each capability measure"},
-               builder="rmeval.benchmarks.fairness.capability:draw", formats=("pdf",), optional=True),
+               builder="rmeval.benchmarks.fairness.capability:draw", formats=("pdf",), when=CAPABILITY),
     ),
     lock_section="rmeval.benchmarks.fairness.lock.provider:LOCK_SECTION",
     # Its parts of the run-level outputs (rmeval.run_outputs): the summary's fairness section and its rows of the
