@@ -110,7 +110,7 @@ def test_official_layout_exports_hold_the_table_s_scores(rb_run):
     v1 = json.loads((results / "rewardbench/official/tiny-cls.json").read_text())
     assert v1["model_type"] == "Seq. Classifier" and v1["xstest-should-respond"] in (0.0, 1.0)
     assert v1["chat_template"] == "tokenizer"  # as the official scripts write it for the tokenizer's template
-    meta = json.loads((results / "scores/tiny-cls/rewardbench.meta.json").read_text())
+    meta = json.loads((results / "scores/rewardbench/tiny-cls/rewardbench.meta.json").read_text())
     details = meta["adapter_details"]
     assert (details["model_input"], details["max_length"], details["truncation_side"]) == (
         "text-pipeline", 2048, "left")  # run_rm.py's input, not the registry entry's max_length 256
