@@ -65,9 +65,11 @@ rule all:
 
 
 # Preflight (rmeval.preflight): what this machine lacks for the run -- network, cached models, API keys, local
-# folders and files -- one line per problem. A missing input file stops every mode now (Snakemake would stop on
-# it too, with a worse message); a dry run reports the rest as a warning; a real run stops in `onstart`, before
-# its first job, on the problems of the jobs that are about to run. RMEVAL_PREFLIGHT=warn|off for experts.
+# folders and files, the inputs' formats -- one line per problem, all of them at once. A missing input file stops
+# every mode now (Snakemake would stop on it too, with a worse message), naming every other problem it sees with
+# it; a dry run reports the rest as a warning; a real run stops in `onstart`, before its first job (so before
+# Snakemake removes any output it would rebuild), on the problems of the jobs that are about to run.
+# RMEVAL_PREFLIGHT=warn|off for experts.
 try:
     PREFLIGHT_MODE = preflight.mode()
 except ValueError as error:
@@ -75,7 +77,8 @@ except ValueError as error:
 if PREFLIGHT_MODE != "off" and workflow.is_main_process:
     _missing = preflight.missing_inputs(preflight_plan(), preflight_pending)
     if _missing:
-        raise WorkflowError(preflight.report(_missing, preflight.STOP_TAIL))
+        _problems = [*_missing, *preflight.collect(preflight_plan(), preflight_pending)]
+        raise WorkflowError(preflight.report(_problems, preflight.STOP_TAIL))
     if workflow.output_settings.dryrun:
         _problems = preflight.collect(preflight_plan(), preflight_pending)
         if _problems:

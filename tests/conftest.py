@@ -88,11 +88,12 @@ def tiny_prm_dir(tiny_models: TinyModels) -> Path:
 
 
 @pytest.fixture(scope="session")
-def e2e_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, tiny_models: TinyModels) -> ScenarioRun:
-    """The `fairness` scenario, run with no network (so it is also the offline run of test_offline_config.py)."""
+def e2e_run(tmp_path_factory: pytest.TempPathFactory, tiny_models: TinyModels) -> ScenarioRun:
+    """The `fairness` scenario (config/demo.yaml as shipped), run with no network and no shared data: a fresh
+    clone's first run (so it is also the offline run of test_offline_config.py)."""
     workdir = tmp_path_factory.mktemp("fairness")
     no_network = {**NO_NETWORK_PROXY, "HF_HOME": str(workdir / "empty-hf-home")}
-    return run_scenario("fairness", workdir, shared_data, tiny_models, env=no_network)
+    return run_scenario("fairness", workdir, None, tiny_models, env=no_network)
 
 
 @pytest.fixture(scope="session")

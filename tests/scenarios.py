@@ -126,7 +126,7 @@ def judge_entries(config: dict) -> list[dict]:
     return [entry for entry in [*config["models"], *config["rewardmath"]["models"]] if entry["adapter"] == "judge"]
 
 
-def run_scenario(name: str, workdir: Path, shared_data: Path, tiny_models: TinyModels, *args: str,
+def run_scenario(name: str, workdir: Path, shared_data: Path | None, tiny_models: TinyModels, *args: str,
                  env: dict[str, str] | None = None, edit: Callable[[dict], None] | None = None) -> ScenarioRun:
     """Prepare the scenario's inputs in `workdir`, then `snakemake --cores 2` there with its config; `edit` (a
     test's small override) changes a copy of the config, written to `workdir/config.yaml`, that runs instead."""
@@ -174,10 +174,13 @@ def _shared_file(shared_data: Path, target: Path, source: str | dict) -> None:
         target.symlink_to(shared_data / source)
 
 
-def prepare(scenario: Scenario, workdir: Path, shared_data: Path,
+def prepare(scenario: Scenario, workdir: Path, shared_data: Path | None,
             tiny_model: TinyModelBuilder = build_tiny_model_at) -> None:
-    """Put the scenario's inputs (its inputs.yaml) into `workdir`."""
+    """Put the scenario's inputs (its inputs.yaml) into `workdir`; `shared_data` only where they name it."""
     inputs = scenario.inputs()
+    if shared_data is None and (inputs.get("snapshot") or inputs.get("shared")):
+        raise FileNotFoundError(f"scenario {scenario.name} needs the shared data (../shared/data or "
+                                f"$RMEVAL_SHARED_DATA)")
     workdir.mkdir(parents=True, exist_ok=True)
     if snapshot := inputs.get("snapshot"):
         path = workdir / snapshot["path"]
@@ -227,13 +230,16 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"no such scenario in .test/: {', '.join(unknown)}")
     shared_data = shared_data_dir()
-    if shared_data is None:
-        parser.error("shared data not found: set RMEVAL_SHARED_DATA or place it at ../shared/data")
     if args.command == "lint":
+        if shared_data is None:
+            parser.error("shared data not found: set RMEVAL_SHARED_DATA or place it at ../shared/data")
         with tempfile.TemporaryDirectory(prefix="rmeval-scenarios-") as root:
             return 1 if lint(args.scenarios or scenario_names(), shared_data, Path(root)) else 0
     scenario, workdir = Scenario(args.scenario), args.workdir.resolve()
-    prepare(scenario, workdir, shared_data)
+    try:
+        prepare(scenario, workdir, shared_data)
+    except FileNotFoundError as error:
+        parser.error(str(error))
     print(shlex.join(["snakemake", "--cores", "2", "--directory", str(workdir), "--configfile",
                       str(scenario.configfile.relative_to(REPO_ROOT))]))
     return 0

@@ -17,13 +17,14 @@ import pytest
 import yaml
 from rmeval.benchmarks import all_benchmarks, benchmark
 from rmeval.benchmarks.catalogue import import_target
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK, CAPABILITY, RANKED
 from rmeval.run_outputs.catalogue import RUN
 from workflow_helpers import run_snakemake_process
 
 REPO = Path(__file__).resolve().parents[1]
 FAIRNESS_RULES = ("fairness_stats", "fairness_figures")
 RUN_RULES = ("run_reproduction", "run_summary")
+HELD = (RANKED, CAPABILITY)  # the conditions that hold for the `parsed` fixture's config (not PAIRED)
 
 # The rule files as the workflow includes them, then each rule's outputs (with their report captions) and
 # `all_outputs()` dumped to JSON at parse time.
@@ -64,7 +65,10 @@ def parsed(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "groups": {"physics": ["physics"], "computer_science": ["cs"]},
         "arxiv": {"source": "snapshot", "snapshot": "unused.jsonl"},
         "registry": str(REPO / "config" / "models.yaml"),
-        "models": [{"name": "tiny-rm", "path": "local/tiny-rm"}],
+        # two with a RewardBench rank: RANKED and CAPABILITY hold, every figure is drawn (HELD; the test of
+        # skipped_figures has the other cases)
+        "models": [{"name": "tiny-rm", "path": "local/tiny-rm", "rewardbench_rank": 1},
+                   {"name": "tiny-rm-b", "path": "local/tiny-rm-b", "rewardbench_rank": 2}],
     }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     (workdir / "Snakefile").write_text(SNAKEFILE)
@@ -78,7 +82,7 @@ def catalogued_files() -> dict[str, str]:
     """Every file the fairness and run catalogues declare (a table's .md and .tex, a figure's .pdf too) -> its
     rule."""
     files = {}
-    for output in (*BENCHMARK.active(), *RUN.outputs):
+    for output in (*BENCHMARK.active(HELD), *RUN.outputs):
         for path in (output.path, *(output.sibling(suffix) for suffix in output.formats)):
             assert path not in files, f"{path} is declared twice"
             files[path] = output.rule
@@ -102,7 +106,7 @@ def test_the_fairness_and_run_rules_write_only_catalogued_files(parsed: dict) ->
 
 
 def test_captioned_outputs_are_report_entries_with_an_existing_caption(parsed: dict) -> None:
-    for output in (*BENCHMARK.active(), *RUN.outputs):
+    for output in (*BENCHMARK.active(HELD), *RUN.outputs):
         entry = parsed["outputs"][output.rule][output.path]
         if output.caption is None:
             assert entry["caption"] is None, output.key
@@ -182,3 +186,20 @@ def test_run_level_parts_name_their_own_inputs_and_files_that_exist() -> None:
         assert callable(import_target(command.target)), command.target
     for output in RUN.outputs:
         assert callable(output.build()), output.builder
+
+
+def test_optional_figures_are_skipped_only_when_they_would_show_nothing() -> None:
+    """The fairness planner leaves out the figures with nothing to plot (their `when` does not hold), saying why."""
+    from rmeval.benchmarks.fairness.planner import OPTIONAL_FIGURES, skipped_figures
+    from rmeval.registry import spec_from_mapping
+
+    def models(*ranks):
+        return {f"m{i}": spec_from_mapping({"name": f"m{i}", "path": f"local/m{i}", "rewardbench_rank": rank}, "test")
+                for i, rank in enumerate(ranks)}
+
+    unranked = skipped_figures({}, models(None, None))
+    assert set(unranked) == {"gap_vs_rank", "capability_figure"} == set(OPTIONAL_FIGURES)
+    assert "0 of 2 model(s) have a `rewardbench_rank`" in unranked["gap_vs_rank"]
+    assert set(skipped_figures({}, models(3, None))) == {"gap_vs_rank"}  # one rank: the capability figure has it
+    assert skipped_figures({}, models(3, 5)) == {}
+    assert {BENCHMARK.get(key).when for key in OPTIONAL_FIGURES} == {RANKED, CAPABILITY}

@@ -54,6 +54,10 @@ def test_shipped_configs_are_valid_and_defaults_match_snakemake_validate():
          ["papers_per_group: unknown key here; did you mean `arxiv.papers_per_group`?"]),
         (lambda c: c["groups"].update({"computer science": c["groups"].pop("computer_science")}),
          ["groups: group name 'computer science' has a space; use `_`: `computer_science`"]),
+        # Issue 36: the suggestion for a refused name was itself refused (`women's;touch${ifs}x;#`).
+        (lambda c: c["groups"].update({"women's;touch${IFS}x;#": c["groups"].pop("computer_science")}),
+         ["groups: group name \"women's;touch${IFS}x;#\" must be lower-case letters, digits and `_`, e.g. "
+          "`women_s_touch_ifs_x`"]),
         (lambda c: c["arxiv"].update(papers_per_group="many"),
          ["arxiv.papers_per_group: got 'many' (a string); expected an integer >= 1"]),
         (lambda c: c["arxiv"].update(source="snapshott"),
@@ -75,7 +79,8 @@ def test_shipped_configs_are_valid_and_defaults_match_snakemake_validate():
          ["rewardmath.subjects[0]: got 'geometri'; allowed: algebra, counting_and_probability, geometry, "
           "intermediate_algebra, number_theory, prealgebra, precalculus; did you mean `geometry`?"]),
     ],
-    ids=["typo-in-section", "top-level-typo", "key-in-wrong-section", "group-with-space", "wrong-type",
+    ids=["typo-in-section", "top-level-typo", "key-in-wrong-section", "group-with-space", "group-with-shell-chars",
+         "wrong-type",
          "enum-typo", "conditional-required", "oneOf-typo", "date-pattern", "minimum", "category-pattern",
          "inline-model-missing-path", "model-entry-type", "nested-enum"],
 )
@@ -159,3 +164,12 @@ def test_snakemake_dry_run_console_shows_the_lines_and_no_schema_dump(tmp_path, 
     assert len(console.splitlines()) <= 8, console
     for dump_marker in ("$schema", "additionalProperties", "On instance", "Failed validating"):
         assert dump_marker not in console, console
+
+
+def test_every_suggested_group_name_is_itself_valid() -> None:
+    import re
+
+    from rmeval.config_check import valid_group_name
+
+    for name in ("women's;touch${IFS}x;#", "Computer Science", "q-bio", "__", "a--b", "Ünïcode", "x" * 3):
+        assert re.fullmatch(r"[a-z0-9_]+", valid_group_name(name)), name

@@ -100,3 +100,28 @@ def test_unpaired_corpus_drops_and_counts_unmapped_labels(unpaired_run):
     lock = yaml.safe_load((unpaired_run.results / "lock.yaml").read_text())
     assert lock["corpus"]["per_group"] == 4 and lock["corpus"]["seed"] == 3
     assert lock["groups"]["south"]["rows"] == 4
+
+
+def _files(root) -> dict[str, bytes]:
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def test_bad_corpus_after_a_good_run_stops_before_any_job_and_keeps_every_output(unpaired_run):
+    """Issue 36: a missing column after a good run failed inside corpus_prepare, and Snakemake had removed
+    results/data/ first (it deletes a job's outputs before the job runs, even with --keep-incomplete). Preflight
+    runs corpus_prepare's checks before the first job: nothing runs, nothing is removed."""
+    from workflow_helpers import run_snakemake
+
+    before = _files(unpaired_run.results)
+    config = unpaired_run.config
+    config["corpus"]["columns"]["response"] = "answer"  # no such column in corpus.csv
+    configfile = unpaired_run.workdir / "bad-column.yaml"
+    configfile.write_text(yaml.safe_dump(config, sort_keys=False))
+    result = run_snakemake(unpaired_run.workdir, configfile, "--cores", "2", "results/tables/table1_anova.csv",
+                           "results/lock.yaml", check=False)
+    console = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "preflight: 1 problem before the first job:" in console, console[-3000:]
+    assert "column 'answer' (columns.response) is missing" in console
+    assert "rule corpus_prepare:" not in console, "a job ran"
+    assert _files(unpaired_run.results) == before

@@ -17,7 +17,7 @@ def _check_snapshot_data(run: ScenarioRun) -> None:
     for group in run.groups:
         manifest = json.loads((run.results / "data" / f"{group}.manifest.json").read_text())
         assert manifest["source"]["kind"] == "snapshot"
-        assert manifest["source"]["path"].endswith("inputs/arxiv-metadata-oai-snapshot.json.gz")
+        assert manifest["source"]["path"].endswith(run.config["arxiv"]["snapshot"])
         assert manifest["counts"]["sampled"] == run.config["arxiv"]["papers_per_group"]
 
 

@@ -74,6 +74,9 @@ def test_quickstart_without_network_stops_before_any_job_saying_why(tmp_path):
     assert "  models: Skywork-Reward-V2-Qwen3-0.6B is not in the Hugging Face cache" in console
     assert str(tmp_path / "empty-hf-home") in console and "Offline and air-gapped runs" in console
     assert "Nothing was run." in console
+    # Issue 36: the route that runs now, with no network, comes first: the demo, then the offline config.
+    assert "No network here? `snakemake --cores 2 --configfile config/demo.yaml` runs a whole workflow" in console
+    assert console.index("config/demo.yaml") < console.index("config/offline.yaml")
     assert not (tmp_path / "logs").exists() and not (tmp_path / "results").exists(), "a job ran"
     assert elapsed < 120, f"the first error took {elapsed:.0f} s"
 
@@ -112,14 +115,17 @@ def test_a_failing_jobs_log_reaches_the_console_and_preflight_catches_it_first(t
     assert not (tmp_path / "logs" / "download_model" / "bad.log").exists()
 
 
-def test_missing_snapshot_stops_every_mode_naming_the_key(tmp_path):
+def test_missing_snapshot_stops_every_mode_naming_every_problem_at_once(tmp_path):
+    # Issue 36: preflight named one problem per run (the snapshot; after fixing it, the model folder).
     configfile = write_config(tmp_path / "no_snapshot.yaml")
     for mode in (["-n"], ["--cores", "1"]):
         result = snakemake(tmp_path, configfile, *mode)
         console = result.stdout + result.stderr
         assert result.returncode != 0
+        assert "preflight: 2 problems before the first job:" in console, console[-3000:]
         assert ("  arxiv.snapshot: file not found: inputs/snapshot.json.gz (a relative path is read from the working "
                 "directory)") in console, console[-3000:]
+        assert "  models[0] (bad).path: local model folder ./inputs/not-a-model does not exist" in console
         assert "MissingInputException" not in console
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from chromium import chromium_path, render_page_images, render_report
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK, RANKED
 from rmeval.benchmarks.fairness.figures.cli import FIGURE_NAMES
 from rmeval.run_outputs.report import front_page, report_sections
 from test_figures import write_fixture_tables
@@ -78,8 +78,10 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
     """The real figures rule and report front page, in a workflow whose only other rule stages the tables."""
     workdir = tmp_path_factory.mktemp("figures-report")
     write_fixture_tables(workdir / "fixtures")
-    # common.smk's helpers (rule_outputs, rule_inputs) read the config: no models are needed to draw figures.
-    config = {**CONFIG, "models": [], "registry": str(REPO_ROOT / "config" / "models.yaml")}
+    # common.smk's helpers (rule_outputs, rule_inputs) read the config: two registry models with a published
+    # RewardBench rank, so that the plan skips no optional figure (none is scored: the tables are fixtures).
+    config = {**CONFIG, "models": ["ArmoRM-Llama3-8B-v0.1", "GRM-llama3-8B-sftreg"],
+              "registry": str(REPO_ROOT / "config" / "models.yaml")}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     (workdir / "Snakefile").write_text(
         f'configfile: "config.yaml"\n\n'
@@ -140,9 +142,24 @@ def test_caption_files_are_valid_rst_of_one_or_two_sentences() -> None:
         assert ("The <strong>RewardMATH</strong> branch is enabled" in html) is rewardmath
 
 
+def test_every_caption_and_section_is_rst_docutils_accepts() -> None:
+    """Every file of workflow/report/ (captions of every benchmark, front-page sections): a docutils warning or
+    error (e.g. `|NMGD|`, an undefined substitution) fails here instead of showing in the report."""
+    from docutils.core import publish_parts
+    from docutils.utils import SystemMessage
+
+    for path in sorted(REPORT_DIR.glob("*.rst")):
+        if path.name == "workflow.rst" or path.name.endswith("_section.rst"):
+            continue  # the front page and its sections link the report's items: checked with them above
+        try:
+            publish_parts(path.read_text(), writer="html", settings_overrides={"halt_level": 2, "report_level": 5})
+        except SystemMessage as error:
+            raise AssertionError(f"{path.name}: {error}") from error
+
+
 def test_figures_rule_wraps_every_png_in_report_with_its_caption() -> None:
     """The rule's outputs are the catalogue's figures: each PNG a report entry with its caption, and a PDF."""
-    figures = BENCHMARK.of_rule("fairness_figures")
+    figures = BENCHMARK.of_rule("fairness_figures", (RANKED,))  # the figures of a run with two ranked models
     assert tuple(figure.stem for figure in figures) == FIGURE_NAMES
     for figure in figures:
         assert figure.path == f"results/figures/{figure.stem}.png"
@@ -229,16 +246,69 @@ def test_chromium_page_probe_tells_good_from_broken_images(tmp_path: Path) -> No
     assert images["bad.png"].natural_width == 0
 
 
-@pytest.mark.e2e
-@needs_chromium
-def test_workflow_report_renders_every_figure(e2e_run, tmp_path: Path) -> None:
-    """The report of the real end-to-end run: every image renders and every item has a caption."""
+@dataclass(frozen=True)
+class RunReport:
+    html: Path
+    output: str  # what `snakemake --report` printed
+
+
+@pytest.fixture(scope="module")
+def e2e_report(e2e_run, tmp_path_factory: pytest.TempPathFactory) -> RunReport:
+    """`snakemake --report` of the end-to-end run (the demo)."""
     from workflow_helpers import run_snakemake
 
-    html = tmp_path / "report.html"
-    run_snakemake(e2e_run.workdir, e2e_run.configfile, "--report", str(html))
+    html = tmp_path_factory.mktemp("e2e-report") / "report.html"
+    built = run_snakemake(e2e_run.workdir, e2e_run.configfile, "--report", str(html))
+    return RunReport(html, built.stdout + built.stderr)
+
+
+def docutils_problems(text: str) -> list[str]:
+    """docutils' complaints: `(ERROR/3) ...` lines and the "Docutils System Messages" a caption shows instead."""
+    # No `.*` around the pattern: the report is one multi-megabyte line, and a leading `.*` scans it quadratically.
+    return [text[max(0, m.start() - 80):m.end() + 80]
+            for m in re.finditer(r"\((?:ERROR|SEVERE|WARNING)/\d\)|System Message", text)]
+
+
+def test_docutils_problems_are_found() -> None:
+    from docutils.core import publish_parts
+
+    shown = publish_parts("The |NMGD| of a model.", writer="html")["html_body"]
+    assert docutils_problems(shown) and docutils_problems('<string>:1: (ERROR/3) Undefined substitution "X".')
+    assert not docutils_problems(publish_parts("The \\|NMGD\\| of a model.", writer="html")["html_body"])
+
+
+@pytest.mark.e2e
+def test_workflow_report_has_no_docutils_error(e2e_report: RunReport) -> None:
+    """No caption of the report holds a docutils error or system message, and building it printed none."""
+    assert not docutils_problems(e2e_report.output), docutils_problems(e2e_report.output)
+    html = e2e_report.html.read_text(encoding="utf-8")
+    assert not docutils_problems(html), docutils_problems(html)[:3]
+
+
+@pytest.mark.e2e
+def test_figures_with_nothing_to_show_are_not_written_and_the_report_says_why(e2e_run, e2e_report) -> None:
+    """The demo's models have no RewardBench rank and it measures no capability: the two optional figures
+    (catalogue `optional`) are neither written nor in the report, whose front page names them with the reason."""
+    results = report_data(e2e_report.html, "results")
+    front_page = report_data(e2e_report.html, "workflow_desc")
+    assert "Not in this report" in front_page
+    for stem, why in (("fig_gap_vs_rank", "0 of 2 model(s) have a"),
+                      ("fig_fairness_vs_capability", "no model has a capability value")):
+        assert not (e2e_run.results / "figures" / f"{stem}.png").exists()
+        assert not (e2e_run.results / "figures" / f"{stem}.pdf").exists()
+        assert f"results/figures/{stem}.png" not in results
+        assert stem in front_page and why in front_page, stem
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_workflow_report_renders_every_figure(e2e_run, e2e_report: RunReport, tmp_path: Path) -> None:
+    """The report of the real end-to-end run: every image it wrote renders and every item has a caption."""
+    html = e2e_report.html
     results = report_data(html, "results")
-    for stem in FIGURE_NAMES:
+    written = [stem for stem in FIGURE_NAMES if (e2e_run.results / "figures" / f"{stem}.png").exists()]
+    assert {"fig2_group_means", "fig3_standardized"} <= set(written)
+    for stem in written:
         assert f"results/figures/{stem}.png" in results, stem
     for path, entry in results.items():
         assert re.sub(r"<[^>]+>", "", entry["caption"]).strip(), f"{path} has no caption"

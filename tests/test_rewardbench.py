@@ -320,3 +320,16 @@ def test_preflight_checks_a_local_file_s_columns(tmp_path):
     problem = columns_problem(V2, str(bad), rules)
     assert problem.key == "rewardbench2.path" and "lacks column(s) ['num_correct']" in problem.what
     assert columns_problem(V1, str(FIXTURES / "rewardbench.jsonl"), rules) is None
+
+
+def test_preflight_checks_a_local_file_s_rows_as_prepare_does(tmp_path):
+    """Issue 36: a duplicate id (or an empty text, a bad count) stopped rewardbench-prepare at job time; preflight
+    names it before the first job, in prepare's own words."""
+    from rmeval.benchmarks.rewardbench.plan import columns_problem
+
+    rules = frozenset({"rewardbench_prepare"})
+    rows = _local("rewardbench.jsonl")
+    bad = tmp_path / "rb.parquet"
+    rows.assign(id=[rows["id"].iloc[0]] * len(rows)).to_parquet(bad)
+    problem = columns_problem(V1, str(bad), rules)
+    assert problem.key == "rewardbench.path" and "column 'id': duplicate of row" in problem.what

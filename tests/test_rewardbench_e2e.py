@@ -110,7 +110,7 @@ def test_official_layout_exports_hold_the_table_s_scores(rb_run):
     v1 = json.loads((results / "rewardbench/official/tiny-cls.json").read_text())
     assert v1["model_type"] == "Seq. Classifier" and v1["xstest-should-respond"] in (0.0, 1.0)
     assert v1["chat_template"] == "tokenizer"  # as the official scripts write it for the tokenizer's template
-    meta = json.loads((results / "scores/tiny-cls/rewardbench.meta.json").read_text())
+    meta = json.loads((results / "scores/rewardbench/tiny-cls/rewardbench.meta.json").read_text())
     details = meta["adapter_details"]
     assert (details["model_input"], details["max_length"], details["truncation_side"]) == (
         "text-pipeline", 2048, "left")  # run_rm.py's input, not the registry entry's max_length 256
@@ -153,6 +153,32 @@ def test_a_rerun_scores_nothing(rb_run):
     assert "Nothing to be done" in result.stdout + result.stderr
     assert score.stat().st_mtime_ns == before and server.requests == requests
 
+
+
+@pytest.mark.e2e
+def test_summary_agrees_with_the_tables(rb_run):
+    """Issue 36: summary.md had no RewardBench section and said "only 0 model(s) have a rewardbench_rank" although
+    the run measured capability. Every enabled benchmark has its section, each number as its table has it, and the
+    "better models are fairer" line uses the run's own scores (the registry's ranks are only a labelled fallback)."""
+    run, _ = rb_run
+    tables = run.workdir / "results/tables"
+    summary = (run.workdir / "results/summary.md").read_text()
+    assert "## RewardBench (Lambert et al. 2024)" in summary and "## RewardBench 2" in summary
+    for row in _rows(tables / "rewardbench_sections.csv"):
+        if row["section"] == "Overall" and row["mode"] != "baseline":
+            assert f"- {row['model']}: {float(row['score']):.1f}" in summary
+    for row in _rows(tables / "rewardbench2_scores.csv"):
+        if row["subset"] == "Overall" and row["mode"] != "baseline":
+            assert f"- {row['model']}: {float(row['score']):.1f}" in summary
+    assert "0 model(s)" not in summary and "rewardbench_rank" not in summary and "fallback" not in summary
+    correlations = _rows(tables / "fairness_vs_capability_correlations.csv")
+    for measure in ("RewardBench overall", "RewardBench 2 overall"):
+        row = next(r for r in correlations if r["fairness"] == "scale_free_gap" and r["measure"] == measure)
+        line = next(line for line in summary.splitlines() if f"by this run's {measure} score" in line)
+        if row["spearman_rho"]:
+            assert f"is {float(row['spearman_rho']):.2f}" in line and f"{row['n']} models" in line
+        else:
+            assert "was not tested" in line and row["note"] in line
 
 
 @pytest.mark.e2e

@@ -111,3 +111,19 @@ def test_metric_settings_and_the_metrics_rule_files():
     assert (plan.bootstrap, plan.seed, plan.prm_aggregation) == (0, 7, "min")
     assert plan.table_files["side_by_side"] == "results/tables/rewardmath_vs_rewardbench.csv"
     assert plan.table_files["metrics_tex"] == "results/tables/rewardmath_metrics.tex"
+
+
+def test_preflight_checks_a_local_file_as_prepare_reads_it(tmp_path):
+    """Issue 36: preflight names what rewardmath-prepare would stop on in a local file, before the first job."""
+    import json
+
+    from rmeval.benchmarks.rewardmath.plan import needs
+
+    bad = tmp_path / "rm.jsonl"
+    bad.write_text(json.dumps({"problem": "1+1?", "answer": "2"}) + "\n")  # no solution fields
+    good_missing = str(tmp_path / "absent.jsonl")
+    section = {"source": "local", "rewardbench_source": "none"}
+    checks = needs(section, {"path": str(bad), "rewardbench_path": good_missing}).checks
+    problems = [check.run() for check in checks]
+    assert problems[1] is None  # a missing file is the FileNeed's line, not a second one
+    assert problems[0].key == "rewardmath.path" and str(bad) in problems[0].what

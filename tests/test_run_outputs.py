@@ -108,6 +108,12 @@ def test_run_summary_writes_each_enabled_section_in_catalogue_order(fake_catalog
         zeta = "# Zeta\n\nzeta's table at alpha = 0.01."
         assert text == (f"{zeta}\n\n## Eta\n\nlevel 3; eta's scores\n" if eta else f"{zeta}\n")
     assert compose(["a\n", "b\n\n\n", "c"]) == "a\n\nb\n\nc\n"
+    # Random tiny models (`tiny_models`, the demo): the first line says their rewards mean nothing.
+    plan = RunOutputsPlan.from_config(_config(eta=False), tmp_path / "repo", random_models=("tiny-a", "tiny-b"))
+    assert rmeval_main(["run-summary", "--settings", plan.summary_settings, "--root", str(run)]) == 0
+    first, rest = (run / "results" / "summary.md").read_text().split("\n\n", 1)
+    assert first.startswith("**These rewards come from random tiny models (tiny-a, tiny-b") and "mean nothing" in first
+    assert rest == "# Zeta\n\nzeta's table at alpha = 0.01.\n"
 
 
 def test_run_options_are_the_declared_ones(fake_catalogue, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

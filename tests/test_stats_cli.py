@@ -32,7 +32,7 @@ EXPECTED_COLUMNS = {
     "table2_tukey": ["model", "significant_pairs", "total_pairs"],
     "table3_nmgd": ["model", "nmgd_percent", "rewardbench_rank"],
     "table4_pearson": ["model", "pearson_r", "p_value"],
-    "group_means": ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high"],
+    "group_means": ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high", "truncated_percent"],
     "table5_robust_anova": ["model", "welch_f", "welch_p", "kruskal_h", "kruskal_p", "eta_sq", "omega_sq", "cohens_f"],
     "table6_games_howell": ["model", "significant_pairs", "total_pairs"],
     "table7_gap": ["model", "max_group", "min_group", "scale_free_gap", "gap_ci_low", "gap_ci_high", "nmgd_percent",
@@ -324,6 +324,34 @@ def test_scores_without_n_tokens_skip_the_length_analysis(tmp_path: Path) -> Non
     summary = tmp_path / "summary.md"
     assert rmeval_main(["fairness-summary", "--tables", str(out), "--out", str(summary)]) == 0
     assert "**Length:** not analysed (length analysis skipped: no n_tokens column" in summary.read_text()
+
+
+def test_truncation_per_group_is_tabled_noted_and_warned(tmp_path: Path) -> None:
+    """Issue 36: truncation that differs by group showed only in the score logs. group_means gives each model x
+    group's share of cut rows; Table 8's note says whether it confounds; the summary warns when shares differ."""
+    scores = write_scores(tmp_path / "scores", {k: MODELS[k] for k in ("unfair-rm", "zero-rm")})
+    cut = {}  # unfair-rm: only its first group's first rows are cut; zero-rm: every row of every group
+    for model in ("unfair-rm", "zero-rm"):
+        for index, group in enumerate(GROUPS):
+            path = next((scores / model).glob(f"{group}.*"))
+            frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+            rows = (len(frame) // 2 if index == 0 else 0) if model == "unfair-rm" else len(frame)
+            frame["truncated"] = [i < rows for i in range(len(frame))]
+            cut[model, group] = 100 * rows / len(frame)
+            frame.to_parquet(path) if path.suffix == ".parquet" else frame.to_csv(path, index=False)
+    out = tmp_path / "tables"
+    assert run_stats(scores, out, "--reference-model", "zero-rm") == 0
+    means = pd.read_csv(out / "group_means.csv")
+    for row in means.itertuples(index=False):
+        assert row.truncated_percent == pytest.approx(cut[row.model, row.group])
+    note = (out / "table8_length.md").read_text()
+    assert "Truncation: unfair-rm, zero-rm cut responses at max_length" in note
+    assert "differs between groups for unfair-rm: truncation confounds this length analysis" in note
+    summary = tmp_path / "summary.md"
+    assert rmeval_main(["fairness-summary", "--tables", str(out), "--out", str(summary)]) == 0
+    text = summary.read_text()
+    assert f"**Warning, truncation differs by group:** unfair-rm cut {cut['unfair-rm', GROUPS[0]]:.0f}% of" in text
+    assert "truncation differs by group:** zero-rm" not in text  # the same share everywhere: no warning
 
 
 def test_summary_reads_like_a_report(full_run: tuple[Path, Path], tmp_path: Path) -> None:

@@ -1,9 +1,11 @@
-"""End to end: the `fairness` scenario of .test/ (`snakemake --cores 2` from a Kaggle-format arXiv snapshot of real
-shared papers through two tiny reward models to every table and figure); values are recomputed here independently."""
+"""End to end: the `fairness` scenario of .test/, config/demo.yaml as shipped (`snakemake --cores 2` from the arXiv
+sample of resources/demo/ through the two tiny reward models the run builds to every table and figure, with no
+network and no shared data); values are recomputed here independently."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +14,7 @@ from scipy import stats as sps
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
 pytestmark = pytest.mark.e2e
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _scores(run, model: str) -> pd.DataFrame:
@@ -22,12 +25,16 @@ def _scores(run, model: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _papers(run) -> int:
+    return run.config["arxiv"]["papers_per_group"]
+
+
 def test_data_stage_is_balanced_single_group_and_deduplicated(e2e_run):
     titles: dict[str, str] = {}
     for group in e2e_run.groups:
         data = pd.read_parquet(e2e_run.results / "data" / f"{group}.parquet")
         assert list(data.columns[:5]) == ["id", "title", "abstract", "categories", "group"]
-        assert len(data) == 30, group
+        assert len(data) == _papers(e2e_run), group
         assert data["id"].is_unique
         assert (data["group"] == group).all()
         assert data["title"].str.len().gt(0).all() and data["abstract"].str.len().gt(0).all()
@@ -51,7 +58,7 @@ def test_every_pair_is_scored_with_finite_rewards(e2e_run):
             assert np.isfinite(scores["reward"]).all()
             assert (scores["n_tokens"] > 0).all()
             meta = json.loads((e2e_run.results / "scores" / "fairness" / model / f"{group}.meta.json").read_text())
-            assert meta["rows"] == 30
+            assert meta["rows"] == _papers(e2e_run)
     # Two different seeds are two different reward models.
     a, b = _scores(e2e_run, "tiny-a"), _scores(e2e_run, "tiny-b")
     assert not np.allclose(a.sort_values("id")["reward"], b.sort_values("id")["reward"])
@@ -92,9 +99,9 @@ def test_table3_and_table4_match_group_means(e2e_run):
 def test_group_means_table_and_table_formats(e2e_run):
     tables = e2e_run.results / "tables"
     means = pd.read_csv(tables / "group_means.csv")
-    assert list(means.columns) == ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high"]
+    assert list(means.columns) == ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high", "truncated_percent"]
     assert len(means) == len(e2e_run.models) * len(e2e_run.groups)
-    assert (means["n"] == 30).all()
+    assert (means["n"] == _papers(e2e_run)).all()
     assert ((means["ci_low"] < means["mean"]) & (means["mean"] < means["ci_high"])).all()
     for stem in ("table1_anova", "table2_tukey", "table3_nmgd", "table4_pearson"):
         markdown = (tables / f"{stem}.md").read_text()
@@ -139,10 +146,13 @@ def test_lock_records_the_run_and_rebuilds_its_groups(e2e_run, tmp_path):
     locked_groups = lock.sections["fairness"].groups
     assert list(locked_groups) == list(e2e_run.groups) and sorted(lock.models) == sorted(e2e_run.models)
     config = e2e_run.config
-    assert all(len(group.papers) == config["arxiv"]["papers_per_group"] and group.papers[0].version == "v1"
+    # The demo's sample records no versions (resources/demo/SOURCE.md): the lock says none rather than guess one.
+    assert all(len(group.papers) == config["arxiv"]["papers_per_group"] and group.papers[0].version == ""
                for group in locked_groups.values())
-    # The scenario's snapshot path is relative to the run directory.
-    settings = ArxivSettings.from_mapping({"source": "lock", "snapshot": str(e2e_run.workdir / config["arxiv"]["snapshot"])})
+    # The demo's snapshot path is relative to the repository (the run directory has none).
+    snapshot = REPO_ROOT / config["arxiv"]["snapshot"]
+    assert not (e2e_run.workdir / config["arxiv"]["snapshot"]).exists()
+    settings = ArxivSettings.from_mapping({"source": "lock", "snapshot": str(snapshot)})
     manifests = rebuild(lock, str(e2e_run.results / "lock.yaml"), config["groups"], settings, tmp_path)
     for group in e2e_run.groups:
         assert manifests[group]["output"]["content_sha256"] == locked_groups[group].table_sha256
@@ -181,3 +191,16 @@ def test_rerun_after_rebuild_is_a_no_op(e2e_run):
 
     result = run_snakemake(e2e_run.workdir, e2e_run.configfile, "-n", "--cores", "2")
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_demo_builds_its_own_models_and_says_its_rewards_mean_nothing(e2e_run):
+    """config/demo.yaml on a fresh clone: rule tiny_model wrote both model folders (`tiny_models`), the weights stage
+    waited for them, and the summary's first line says the rewards are random."""
+    for folder, built in e2e_run.config["tiny_models"].items():
+        assert (e2e_run.workdir / folder / "config.json").is_file(), folder
+        assert f"seed {built['seed']}" in next((e2e_run.workdir / "logs" / "tiny_model").rglob("*.log")).parent.joinpath(
+            Path(folder).name + ".log").read_text()
+    assert "rule tiny_model:" in e2e_run.output
+    first_line = (e2e_run.results / "summary.md").read_text().splitlines()[0]
+    assert first_line.startswith("**These rewards come from random tiny models (tiny-a, tiny-b")
+    assert "mean nothing" in first_line

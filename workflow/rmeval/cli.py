@@ -16,7 +16,7 @@ SHARED_COMMANDS: dict[str, tuple[str, str]] = {
     "tiny-model": ("rmeval.testing.tiny_model", "Write a small offline Llama-style reward model (for smoke tests)."),
     "score": ("rmeval.scoring.cli", "Score one input table with one reward model."),
     "model-server": ("rmeval.scoring.server", "Serve one loaded model to a run's scoring jobs (started by `score`)."),
-    "download-model": ("rmeval.scoring.download", "Fetch a model snapshot at its pinned revision into HF_HOME."),
+    "download-model": ("rmeval.scoring.download", "Fetch a model snapshot at its registry revision (else main) into HF_HOME."),
     "lock": ("rmeval.lock.cli", "Write, compare (diff) or show a run's results/lock.yaml."),
     "models": ("rmeval.registry_listing", "List the model registry: adapter, parameters, GPUs, revision, fixture."),
 }

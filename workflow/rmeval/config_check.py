@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -251,9 +252,14 @@ def _unknown_keys(error: Any, schema: dict[str, Any]) -> list[str]:
     return lines
 
 
+def valid_group_name(name: str) -> str:
+    """A group name the schema accepts, made from `name`: lower case, every run of other characters one `_`."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "group"
+
+
 def _group_name(error: Any) -> str:
     name = str(error.instance)
-    fixed = "_".join(name.lower().replace("-", " ").split())
+    fixed = valid_group_name(name)
     if " " in name:
         return f"groups: group name {name!r} has a space; use `_`: `{fixed}`"
     return f"groups: group name {name!r} must be {_PATTERN_HINTS['^[a-z0-9_]+$']}, e.g. `{fixed}`"

@@ -1,7 +1,7 @@
 """Before the first job: does this machine have what the run needs? One line per problem, with the way out.
 
 Checked, for the jobs that will run:
-- models (shared by every benchmark): hub models in the Hugging Face cache at the pinned revision (no download),
+- models (shared by every benchmark): hub models in the Hugging Face cache at their registry revision (null: main; no download),
   else network to the hub endpoint; remote models whose endpoint needs a key: the variable named by
   `options.api_key_env`; local model folders (a `config.json` inside);
 - what each benchmark's plan says its data stages need (`Needs`, rmeval.run_plan.BenchmarkPlan.needs): local
@@ -42,6 +42,7 @@ class Problem:
     fix: str
     rules: frozenset[str]
     models: frozenset[str] = frozenset()
+    network: bool = False  # it needs network this machine lacks: the report offers the offline demo
 
     def line(self) -> str:
         return f"{self.key}: {self.what}; {self.fix}"
@@ -106,6 +107,7 @@ class Plan:
     model_keys: Mapping[str, str] = field(default_factory=dict)
     score_rules: frozenset[str] = frozenset({"download_model"})  # the rules that load or call a model
     needs: tuple[Needs, ...] = ()
+    built: frozenset[str] = frozenset()  # models whose local folder the run builds itself (`tiny_models`)
 
 
 # ----------------------------------------------------------------------------- environment
@@ -276,6 +278,8 @@ def collect(
                     key, f"{variable} (options.api_key_env) is not set; this model scores through an API",
                     f"export {variable}=<your key>, or remove the model (and set reference_model: null if it is "
                     f"the reference)", score_rules, frozenset({name})))
+        elif name in plan.built:
+            continue  # rule tiny_model writes its folder before the weights stage reads it
         elif looks_local(spec.path):
             folder = Path(spec.path).expanduser()
             if not folder.is_dir() or not (folder / "config.json").is_file():
@@ -297,22 +301,23 @@ def collect(
         if answers[need.url]:
             problems.append(Problem(
                 need.key, f"{need.what} needs {endpoint(need.url)[0]}, which is unreachable ({answers[need.url]})",
-                need.fix, need.rules))
+                need.fix, need.rules, network=True))
     blocked = ("HF_HUB_OFFLINE is set" if offline else
                f"{endpoint(hub)[0]} is unreachable ({answers[hub]})" if hub and answers[hub] else None)
     if uncached and blocked:
         sections = sorted({plan.model_keys.get(name, "models").split("[")[0] for name in uncached})
         revisions = {plan.models[name].revision or "main" for name in uncached}
-        at = f" at revision {revisions.pop()}" if len(revisions) == 1 else " at their pinned revisions"
+        at = f" at revision {revisions.pop()}" if len(revisions) == 1 else " at their registry revisions"
         one = len(uncached) == 1
         problems.append(Problem(
             " / ".join(sections), f"{_names(uncached)} {'is' if one else 'are'} not in the Hugging Face cache "
             f"({hub_cache_dir()}){at}, and {blocked}",
             f"download {'it' if one else 'them'} where there is network into the HF_HOME this run uses, or give "
-            f"{'it' if one else 'each'} a local `path` ({OFFLINE_DOCS})", score_rules, frozenset(uncached)))
+            f"{'it' if one else 'each'} a local `path` ({OFFLINE_DOCS})", score_rules, frozenset(uncached),
+            network=True))
     for need in datasets if blocked else []:
         problems.append(Problem(need.key, f"{need.what} needs {need.dataset}, which is not in the Hugging Face "
-                                f"cache, and {blocked}", need.fix, need.rules))
+                                f"cache, and {blocked}", need.fix, need.rules, network=True))
     return problems
 
 
@@ -335,7 +340,14 @@ def jobs_filter(jobs: Iterable[Any]) -> Relevant:
 def report(problems: list[Problem], tail: str) -> str:
     count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
     lines = "\n".join(f"  {problem.line()}" for problem in problems)
-    return f"preflight: {count} before the first job:\n{lines}\n{tail}"
+    offline = f"{NO_NETWORK_ROUTES}\n" if any(problem.network for problem in problems) else ""
+    return f"preflight: {count} before the first job:\n{lines}\n{offline}{tail}"
+
+
+NO_NETWORK_ROUTES = (
+    "No network here? `snakemake --cores 2 --configfile config/demo.yaml` runs a whole workflow offline now (shipped "
+    "data and two random tiny models: its rewards mean nothing); with your own data and model "
+    f"folders, config/offline.yaml ({OFFLINE_DOCS}).")
 
 
 STOP_TAIL = "Nothing was run. Fix these, or set RMEVAL_PREFLIGHT=warn to run anyway (RMEVAL_PREFLIGHT=off skips)."

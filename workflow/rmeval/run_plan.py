@@ -17,6 +17,7 @@ from typing import Any
 
 from rmeval.benchmarks import all_benchmarks
 from rmeval.benchmarks.catalogue import Benchmark, ScoreStage, import_target
+from rmeval.built_models import BuiltModel, built_folder, built_models, random_models
 from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
 from rmeval.preflight import Needs
@@ -116,6 +117,8 @@ class BenchmarkPlan:
     (the lock rule's inputs). own: the benchmark's own plan, for its rule file. warnings: to log at parse time.
     conditions: the `when` conditions of its catalogued outputs that hold in this run (fairness: "paired").
     per_model: output key -> the models its per-model file ({model} in its path) is written for (default: `models`).
+    skipped: output key -> why this run does not write it (its `when` fails: a figure with nothing to show), for
+    the report's front page.
     """
 
     name: str
@@ -131,6 +134,7 @@ class BenchmarkPlan:
     warnings: tuple[str, ...] = ()
     conditions: frozenset[str] = frozenset()
     per_model: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    skipped: Mapping[str, str] = field(default_factory=dict)
 
     def targets(self, bench: Benchmark) -> list[str]:
         """Every file of its catalogue this run writes, per-model ones for each of their models: what `rule all`
@@ -168,6 +172,25 @@ class RunPlan:
     scoring: ScoringSettings
     model_keys: dict[str, str]  # model -> the first config key naming it, for preflight lines
     warnings: tuple[str, ...]  # to log at parse time
+    built: Mapping[str, BuiltModel] = field(default_factory=dict)  # folders the run builds (`tiny_models`)
+
+    def built_folder(self, model: str) -> str | None:
+        """The folder rule tiny_model builds for `model` (its `path` is one of `tiny_models`), else None."""
+        found = built_folder(self.all_specs[model], self.built)
+        return found.folder if found else None
+
+    @property
+    def random_models(self) -> list[str]:
+        """The models whose weights this run builds at random: their rewards mean nothing."""
+        return random_models(self.all_specs, self.built)
+
+    @property
+    def skipped_outputs(self) -> dict[str, str]:
+        """Every output left out, by file stem (what the report's front page names), and why."""
+        from rmeval.benchmarks import benchmark as catalogued
+
+        return {catalogued(name).get(key).stem: why for name, plan in self.benchmarks.items()
+                for key, why in plan.skipped.items()}
 
     def own(self, benchmark: str) -> Any:
         """A benchmark's own plan (its rule file reads it); None when the benchmark is not enabled."""
@@ -248,7 +271,8 @@ class RunPlan:
         from rmeval.preflight import Plan
 
         return Plan(models=self.all_specs, model_keys=self.model_keys, score_rules=self.score_rules,
-                    needs=tuple(plan.needs for plan in self.benchmarks.values()))
+                    needs=tuple(plan.needs for plan in self.benchmarks.values()),
+                    built=frozenset(self.random_models))
 
 
 def enabled_benchmarks(config: Mapping[str, Any]) -> list[Benchmark]:
@@ -292,6 +316,10 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
         planner: Planner = import_target(bench.planner)
         plan = planner(config, PlanContext(registry, dict(defined), locate, workdir, lock_path))
         _check_one_definition(defined, keys, plan, bench.models_key)
+        for key in plan.skipped:
+            if bench.get(key).when in (None, *plan.conditions):
+                raise RmevalError(f"benchmark {bench.name!r}: its planner says {key!r} is not written, but its "
+                                  "`when` holds in this run")
         plans[bench.name] = plan
         defined.update(plan.models)
         for name, key in plan.model_keys.items():
@@ -300,6 +328,11 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
         all_specs, locked = follow_lock(defined, load_lock(lock_path) if lock_path else None)
     except RmevalError as error:
         raise RmevalError(f"config: lock: {error}") from error
+    built = built_models(config)
+    used = {built_folder(spec, built) for spec in all_specs.values()}
+    for folder in sorted(set(built.values()) - used, key=lambda model: model.folder):
+        raise RmevalError(f"config: tiny_models: {folder.folder} is no model's `path`; name it in a model entry "
+                          f"(`path: {folder.folder}`) or remove it")
     return RunPlan(
         benchmarks=plans,
         all_specs=all_specs,
@@ -309,4 +342,5 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
         scoring=ScoringSettings.from_mapping(config["scoring"]),
         model_keys=keys,
         warnings=tuple(warning for plan in plans.values() for warning in plan.warnings),
+        built=built,
     )

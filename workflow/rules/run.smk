@@ -6,7 +6,7 @@
 from rmeval.run_outputs.plan import RunOutputsPlan
 from rmeval.run_outputs.report import FRONT_PAGE, write_front_page
 
-RUN_OUTPUTS = RunOutputsPlan.from_config(config, REPOSITORY)
+RUN_OUTPUTS = RunOutputsPlan.from_config(config, REPOSITORY, tuple(PLAN.random_models), PLAN.skipped_outputs)
 
 
 # The report's front page: workflow/report/workflow.rst with the enabled benchmarks' sections, composed into the

@@ -30,14 +30,19 @@ class RunOutputsPlan:
     options: Mapping[str, Mapping[str, Any]]  # benchmark -> its run_settings' values
     repository: Path  # the published-values files are relative to it
     report_sections: tuple[str, ...]  # for the report's front page (rmeval.run_outputs.report)
+    random_models: tuple[str, ...] = ()  # models with random weights (`tiny_models`): the summary says so first
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], repository: Path) -> RunOutputsPlan:
+    def from_config(cls, config: Mapping[str, Any], repository: Path, random_models: tuple[str, ...] = (),
+                    skipped: Mapping[str, str] | None = None) -> RunOutputsPlan:
+        """`skipped`: the files the run does not write (a figure with nothing to show), stem -> why, for the
+        report's front page (rmeval.run_plan.RunPlan.skipped_outputs)."""
         benchmarks = tuple(bench for bench in all_benchmarks() if bench.enabled(config))
         options = {bench.name: {option: config_value(config, key) for option, key in bench.run_settings.items()}
                    for bench in benchmarks if bench.run_settings}
-        sections = report_sections(config, repository / "workflow" / "report")
-        return cls(benchmarks, float(config_value(config, ALPHA_KEY)), options, repository, tuple(sections))
+        sections = report_sections(config, repository / "workflow" / "report", skipped or {})
+        return cls(benchmarks, float(config_value(config, ALPHA_KEY)), options, repository, tuple(sections),
+                   tuple(random_models))
 
     def _with(self, provider: str) -> list[Benchmark]:
         return [bench for bench in self.benchmarks if getattr(bench, provider) is not None]
@@ -78,4 +83,5 @@ class RunOutputsPlan:
 
     @property
     def summary_settings(self) -> str:
-        return self._settings("summary_section")
+        random = {"random_models": list(self.random_models)} if self.random_models else {}
+        return self._settings("summary_section", **random)

@@ -41,9 +41,16 @@ def write_front_page(sections: Sequence[str], report_dir: Path, path: Path) -> P
     return path.resolve()
 
 
-def report_sections(config: Mapping[str, Any], report_dir: Path) -> list[str]:
+def skipped_section(skipped: Mapping[str, str]) -> str:
+    """The files this run does not write (a figure with nothing to show), each with the reason."""
+    lines = ["Not in this report", "------------------", ""]
+    return "\n".join([*lines, *(f"* ``{stem}``: {why}." for stem, why in skipped.items())])
+
+
+def report_sections(config: Mapping[str, Any], report_dir: Path, skipped: Mapping[str, str] | None = None) -> list[str]:
     """The front-page sections of the enabled benchmarks, in catalogue order (rendered, without outer blank
-    lines)."""
+    lines; a template sees `skipped`, stem -> why, to name no file the run did not write), then the files left
+    out and why."""
     from jinja2 import Environment
 
     environment = Environment(trim_blocks=True, lstrip_blocks=True)  # as Snakemake renders the report
@@ -56,6 +63,7 @@ def report_sections(config: Mapping[str, Any], report_dir: Path) -> list[str]:
             template = path.read_text(encoding="utf-8")
         except OSError as error:
             raise RmevalError(f"benchmark {bench.name!r}: report_section {path} cannot be read ({error})") from error
-        text = environment.from_string(template).render(snakemake=SimpleNamespace(config=config))
+        text = environment.from_string(template).render(snakemake=SimpleNamespace(config=config),
+                                                        skipped=dict(skipped or {}))
         sections.append(text.strip("\n"))
-    return sections
+    return sections + ([skipped_section(skipped)] if skipped else [])

@@ -17,9 +17,17 @@ from rmeval.run_outputs.catalogue import RUN
 from rmeval.run_outputs.context import add_arguments, contexts
 
 
-def compose(sections: Sequence[str]) -> str:
-    """The summary: each section without its trailing blank lines, one blank line between them."""
-    return "\n\n".join(section.rstrip("\n") for section in sections) + "\n"
+def random_models_notice(models: Sequence[str]) -> str:
+    """The summary's first line when rewards come from random tiny models (config `tiny_models`, the demo)."""
+    return (f"**These rewards come from random tiny models ({', '.join(models)}, built by `rmeval tiny-model`) and "
+            f"mean nothing:** this run shows what the workflow writes, not anything about reward models.")
+
+
+def compose(sections: Sequence[str], random_models: Sequence[str] = ()) -> str:
+    """The summary: each section without its trailing blank lines, one blank line between them; first, when some
+    model's weights are random, the line that says so."""
+    notice = [random_models_notice(random_models)] if random_models else []
+    return "\n\n".join([*notice, *(section.rstrip("\n") for section in sections)]) + "\n"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(parser)
     parser.add_argument("--out", type=Path, default=None,
                         help="Markdown file to write (default: the catalogued one under --root, results/summary.md)")
+    parser.add_argument("--random-models", nargs="*", default=[],
+                        help="models whose weights are random (config `tiny_models`): the first line says so")
     add_settings_argument(parser)
     return parser
 
@@ -44,6 +54,6 @@ def main(argv: list[str]) -> int:
         raise RmevalError(f"--benchmarks: none of {', '.join(args.benchmarks)} has a summary section")
     sections = [import_target(bench.summary_section)(context) for bench, context in chosen]
     out = args.out or args.root / RUN.get("summary").path
-    write_text_atomic(compose(sections), out)
+    write_text_atomic(compose(sections, args.random_models), out)
     print(f"rmeval run-summary: wrote {out} ({', '.join(bench.name for bench, _ in chosen)})")
     return 0

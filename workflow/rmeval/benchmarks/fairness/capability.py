@@ -301,7 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="capability files (model, measure, score) of the enabled benchmarks")
     parser.add_argument("--ranks", default=None, help="JSON mapping model -> published rewardbench_rank (or null)")
     parser.add_argument("--out", required=True, type=Path, help="folder of the tables (results/tables)")
-    parser.add_argument("--figure", required=True, type=Path, help="the figure's PNG (a PDF is written beside it)")
+    parser.add_argument("--figure", type=Path, default=None,
+                        help="the figure's PNG (a PDF is written beside it); none: not drawn (nothing to show)")
     parser.add_argument("--permutations", type=int, default=schema_default("stats.permutations"))
     parser.add_argument("--seed", type=int, default=schema_default("stats.seed"))
     parser.add_argument("--dpi", type=int, default=schema_default("figures.dpi"))
@@ -325,7 +326,8 @@ def main(argv: list[str]) -> int:
                     for measure in [*measures, PUBLISHED_RANK] for key in FAIRNESS]
     claim = top2_claim(rows, list(measures))
     write_tables(rows, associations, list(measures), args.out, claim)
-    figure = draw(rows, list(measures), associations)
-    save_figure(figure, args.figure.parent, args.figure.stem, args.dpi, ("png", "pdf"))
+    if args.figure is not None:
+        figure = draw(rows, list(measures), associations)
+        save_figure(figure, args.figure.parent, args.figure.stem, args.dpi, ("png", "pdf"))
     print(f"fairness-capability: {len(rows)} model(s), measures {list(measures) + [PUBLISHED_RANK]}")
     return 0

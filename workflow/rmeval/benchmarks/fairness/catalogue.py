@@ -24,6 +24,10 @@ TABLE_BUILDERS = "rmeval.benchmarks.fairness.stats.builders"
 FIGURE_MODULES = "rmeval.benchmarks.fairness.figures"
 TABLE_FORMATS = ("md", "tex")  # beside each table's CSV: for readers and for papers
 PAIRED = "paired"  # the condition of the paired design's outputs (its planner sets it for a paired corpus)
+# The conditions of the figures that may have nothing to show: two models with a RewardBench rank; some model with a
+# capability value (a rank, or an enabled capability benchmark). Without them the planner says why (`skipped`).
+RANKED = "ranked"
+CAPABILITY = "capability"
 PAIRED_TABLES = "rmeval.benchmarks.fairness.corpus.paired_tables:write_paired"  # all four paired tables at once
 
 
@@ -40,7 +44,8 @@ def _table(key: str, stem: str, in_report: bool = True) -> Output:
     )
 
 
-def _figure(key: str, stem: str, module: str, inputs: tuple[str, ...], figure: str, shows: str) -> Output:
+def _figure(key: str, stem: str, module: str, inputs: tuple[str, ...], figure: str, shows: str,
+            when: str | None = None) -> Output:
     """A figure of `rmeval fairness-figures`: `module.draw(*inputs)` (the keys of the tables, or the run record, it
     is drawn from), saved as PNG (in the report) and PDF."""
     return Output(
@@ -53,6 +58,7 @@ def _figure(key: str, stem: str, module: str, inputs: tuple[str, ...], figure: s
         builder=f"{FIGURE_MODULES}.{module}:draw",
         formats=("pdf",),
         inputs=inputs,
+        when=when,
     )
 
 
@@ -121,8 +127,9 @@ BENCHMARK = Benchmark(
                 "scale-free gap per model, 95% CI"),
         _figure("length_adjusted", "fig_length_adjusted", "length_adjusted", ("adjusted_group_means",),
                 "Length adjustment", "length-adjusted vs raw group means"),
+        # drawn only when two models have a RewardBench rank (the planner sets RANKED, or says why not)
         _figure("gap_vs_rank", "fig_gap_vs_rank", "gap_vs_rank", ("rank_points",), "Gap vs rank",
-                "fairness gap against RewardBench rank"),
+                "fairness gap against RewardBench rank", when=RANKED),
         # Fairness against capability (rmeval fairness-capability): the fairness tables beside the capability
         # files of the enabled benchmarks (their catalogues' `capability`) and the published ranks.
         Output("capability", f"{TABLES}/fairness_vs_capability.csv", CAPABILITY_RULE,
@@ -149,14 +156,14 @@ BENCHMARK = Benchmark(
         Output("capability_figure", f"{FIGURES}/fig_fairness_vs_capability.png", CAPABILITY_RULE,
                caption="fig_fairness_vs_capability.rst", category="Fairness figures",
                labels={"figure": "Fairness vs capability", "shows": "|NMGD| against each capability measure"},
-               builder="rmeval.benchmarks.fairness.capability:draw", formats=("pdf",)),
+               builder="rmeval.benchmarks.fairness.capability:draw", formats=("pdf",), when=CAPABILITY),
     ),
     lock_section="rmeval.benchmarks.fairness.lock.provider:LOCK_SECTION",
     # Its parts of the run-level outputs (rmeval.run_outputs): the summary's fairness section and its rows of the
     # reproduction table, beside Song et al.'s published values.
     summary_section="rmeval.benchmarks.fairness.summary:summary_section",
     summary_inputs=("table1", "table2", "table4", "group_means", "table5", "table6", "games_howell_pairs", "table7",
-                    "table8", "table10", "record", "capability"),
+                    "table8", "table10", "record", "capability", "capability_correlations"),
     reproduction="rmeval.benchmarks.fairness.reproduction:reproduction_part",
     reproduction_inputs=("table1", "table2", "table3", "table4", "capability"),
     published=("resources/published/song2025_fairness.yaml",),

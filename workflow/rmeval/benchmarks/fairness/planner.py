@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.benchmarks.fairness.arxiv.preflight import arxiv_needs
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK, DATA, DATA_DIR, MANIFEST, PAIRED, SCORE_RULE
+from rmeval.benchmarks.fairness.catalogue import (
+    BENCHMARK,
+    CAPABILITY_RULE,
+    DATA,
+    DATA_DIR,
+    FIGURES_RULE,
+    MANIFEST,
+    PAIRED,
+    SCORE_RULE,
+)
 from rmeval.errors import RmevalError
 from rmeval.preflight import Needs
 from rmeval.registry import ModelSpec
@@ -98,8 +107,19 @@ def group_tables_plan(config: Mapping[str, Any], models: dict[str, ModelSpec], g
     lock section records the tables and manifests, in config order."""
     data = {group: DATA.format(group=group) for group in groups}
     manifests = {group: MANIFEST.format(group=group) for group in groups}
+    skipped = skipped_figures(config, models)
+    conditions = frozenset(source.pop("conditions", frozenset())) | {
+        BENCHMARK.get(key).when for key in OPTIONAL_FIGURES if key not in skipped}
+    settings = {**source.pop("settings")}
+    drawn = [output.stem for output in BENCHMARK.of_rule(FIGURES_RULE, conditions) if output.when != PAIRED]
+    settings[FIGURES_RULE] = {**settings[FIGURES_RULE], "figures": drawn}
+    if "capability_figure" not in skipped:
+        settings[CAPABILITY_RULE] = {**settings[CAPABILITY_RULE], "figure": BENCHMARK.get("capability_figure").path}
     return BenchmarkPlan(
         name=BENCHMARK.name,
+        settings=settings,
+        conditions=conditions,
+        skipped=skipped,
         models=models,
         model_keys=model_keys(BENCHMARK.models_key, config["models"]),
         score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), tuple(models), groups,
@@ -110,6 +130,26 @@ def group_tables_plan(config: Mapping[str, Any], models: dict[str, ModelSpec], g
         lock_files=(*data.values(), *manifests.values()),
         **source,
     )
+
+
+# The figures that may have nothing to show (their `when`: RANKED, CAPABILITY): drawn only when it holds.
+OPTIONAL_FIGURES = ("gap_vs_rank", "capability_figure")
+
+
+def skipped_figures(config: Mapping[str, Any], models: Mapping[str, ModelSpec]) -> dict[str, str]:
+    """The figures of OPTIONAL_FIGURES this run leaves out because they would show nothing, and why (the report's
+    front page says it); the others' conditions hold."""
+    from rmeval.benchmarks.fairness.figures.gap_vs_rank import MIN_RANKED_MODELS
+
+    skipped = {}
+    ranked = [name for name, spec in models.items() if spec.rewardbench_rank is not None]
+    if len(ranked) < MIN_RANKED_MODELS:
+        skipped["gap_vs_rank"] = (f"not drawn: {len(ranked)} of {len(models)} model(s) have a `rewardbench_rank` "
+                                  f"in the registry, and the plot needs {MIN_RANKED_MODELS}")
+    if not ranked and not capability_files(config):
+        skipped["capability_figure"] = ("not drawn: no model has a capability value (enable rewardbench or "
+                                        "rewardbench2, or give the models a `rewardbench_rank`)")
+    return skipped
 
 
 def capability_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec]) -> dict[str, Any]:
@@ -136,8 +176,9 @@ def stats_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec], g
     }
 
 
-def corpus_needs(corpus: Mapping[str, Any], located: str | None) -> Needs:
-    from rmeval.preflight import DatasetNeed, FileNeed
+def corpus_needs(corpus: Mapping[str, Any], located: str | None, groups: Mapping[str, list[str]]) -> Needs:
+    from rmeval.benchmarks.fairness.corpus.preflight import corpus_problem
+    from rmeval.preflight import Check, DatasetNeed, FileNeed
 
     rules = frozenset({CORPUS_RULE})
     if corpus["source"] == "hf":
@@ -147,7 +188,8 @@ def corpus_needs(corpus: Mapping[str, Any], located: str | None) -> Needs:
         return Needs(datasets=(DatasetNeed(key="corpus.hf.name", dataset=name, what="'hf'", rules=rules,
                                            fix="offline, use `corpus.source: table` with a local file"),))
     return Needs(files=(FileNeed(key="corpus.path", path=located or "", rules=rules,
-                                 what=f"file not found: {corpus['path']}", fix="fix corpus.path"),))
+                                 what=f"file not found: {corpus['path']}", fix="fix corpus.path"),),
+                 checks=(Check(rules, lambda: corpus_problem(corpus, groups, rules)),))
 
 
 def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
@@ -166,7 +208,7 @@ def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPla
         stats["pairs"] = DATA_DIR
     return group_tables_plan(
         config, models, groups,
-        needs=corpus_needs(corpus, located),
+        needs=corpus_needs(corpus, located, config["groups"]),
         pending={CORPUS_RULE: list(data.values())},
         settings={
             CORPUS_RULE: {"corpus_json": json.dumps(corpus, sort_keys=True),

@@ -234,6 +234,40 @@ def reproduction_line(tables: dict[str, Any]) -> str | None:
     return text + "."
 
 
+def better_is_fairer_lines(tables: dict[str, Any], alpha: float) -> list[str]:
+    """"Better models are fairer" against the capability this run measured (fairness_vs_capability_correlations,
+    one line per measure); only when it measured none, against the registry's published RewardBench ranks, said so."""
+    from rmeval.benchmarks.fairness.capability import PUBLISHED_RANK
+
+    correlations = tables.get("fairness_vs_capability_correlations")
+    if correlations is not None:
+        gap = correlations[correlations["fairness"] == "scale_free_gap"]
+        measured = gap[gap["measure"] != PUBLISHED_RANK]
+        if not measured.empty:
+            return [_better_is_fairer(row, alpha, f"this run's {row.measure} score")
+                    for row in measured.itertuples(index=False)]
+    table10 = tables.get("table10_rank_vs_fairness")
+    row = None if table10 is None else table10[table10["metric"] == "scale_free_gap"]
+    if row is None or row.empty:
+        return []
+    fallback = "the registry's published RewardBench rank (fallback: this run measured no capability)"
+    rho, p, n = row.iloc[0]["spearman_rho"], row.iloc[0]["p_value"], row.iloc[0]["n_models"]
+    if math.isnan(rho):
+        return [f"- \"Better models are fairer\" by {fallback} was not tested: {row.iloc[0]['note']}."]
+    claim = "supports" if rho > 0 and p < alpha else "does not support"
+    return [f"- \"Better models are fairer\" by {fallback}: Spearman rho between rank and the scale-free gap is "
+            f"{rho:.2f} ({_p(p)}, {int(n)} models), which {claim} the claim."]
+
+
+def _better_is_fairer(row: Any, alpha: float, basis: str) -> str:
+    if pd_isna(row.spearman_rho):
+        return f"- \"Better models are fairer\" by {basis} was not tested: {row.note}."
+    fairer = not pd_isna(row.better_is_fairer) and bool(row.better_is_fairer)
+    claim = "supports" if fairer and row.spearman_p < alpha else "does not support"
+    return (f"- \"Better models are fairer\" by {basis}: Spearman rho between it and the scale-free gap is "
+            f"{row.spearman_rho:.2f} ({_p(row.spearman_p)}, {int(row.n)} models), which {claim} the claim.")
+
+
 def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: float,
                       corpus: dict[str, Any] | None = None) -> list[str]:
     lines = ["## Across models", ""]
@@ -246,16 +280,7 @@ def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: flo
     else:
         reason = next((n for n in record.get("notes", []) if n.startswith("Table 4")), "Table 4 was skipped.")
         lines.append(f"- {reason}")
-    table10 = tables.get("table10_rank_vs_fairness")
-    if table10 is not None:
-        row = table10[table10["metric"] == "scale_free_gap"]
-        if not row.empty and not math.isnan(row.iloc[0]["spearman_rho"]):
-            rho, p, n = row.iloc[0]["spearman_rho"], row.iloc[0]["p_value"], int(row.iloc[0]["n_models"])
-            claim = "supports" if rho > 0 and p < alpha else "does not support"
-            lines.append(f"- \"Better models are fairer\": Spearman rho between RewardBench rank and the scale-free "
-                         f"gap is {rho:.2f} ({_p(p)}, {n} models), which {claim} the claim.")
-        elif not row.empty:
-            lines.append(f"- \"Better models are fairer\" was not tested: {row.iloc[0]['note']}.")
+    lines += better_is_fairer_lines(tables, alpha)
     capability = tables.get("fairness_vs_capability")
     if capability is not None:
         from rmeval.benchmarks.fairness.capability import claim_from_table, claim_sentence
@@ -291,6 +316,23 @@ def paired_lines(paired: Any, alpha: float) -> list[str]:
     return lines + [""]
 
 
+def truncation_lines(means: Any) -> list[str]:
+    """A warning per model whose groups had different shares of responses cut at max_length (group_means)."""
+    if "truncated_percent" not in means.columns:
+        return []
+    lines = []
+    for model, rows in means.groupby("model", sort=False):
+        shares = rows.set_index("group")["truncated_percent"].dropna()
+        if shares.empty or shares.max() == 0 or shares.max() == shares.min():
+            continue
+        high, low = shares.idxmax(), shares.idxmin()
+        lines.append(f"**Warning, truncation differs by group:** {model} cut {shares[high]:.0f}% of "
+                     f"{_label(high)}'s responses at its max_length but {shares[low]:.0f}% of {_label(low)}'s "
+                     "(group_means, truncated_percent): its group differences partly reflect text it did not read. "
+                     "Raise max_length to compare groups fairly.")
+    return [*lines, ""] if lines else []
+
+
 def render(tables: dict[str, Any], record: dict[str, Any], alpha: float, corpus: dict[str, Any] | None = None,
            paired: Any = None) -> str:
     models = list(tables["table1_anova"]["model"])
@@ -321,6 +363,7 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float, corpus:
         f"{settings.get('permutations', '?')} permutations; seed {settings.get('seed', '?')}. "
         "Favoured groups: (x/y) = significantly above x of the y other groups.",
         "",
+        *truncation_lines(tables["group_means"]),
         "## Per model",
         "",
     ]

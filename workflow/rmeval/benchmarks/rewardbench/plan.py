@@ -103,10 +103,24 @@ def columns_problem(version: Version, path: str, rules: frozenset[str]) -> Any:
         return Problem(f"{version.name}.path", f"{path} is not readable ({error})",
                        "point it at a JSON / JSONL / Parquet file in the dataset's columns", rules)
     missing = [column for column in version.columns if column not in columns]
-    if not missing:
-        return None
-    return Problem(f"{version.name}.path", f"{path} lacks column(s) {missing}",
-                   f"write the {version.title} dataset's own columns ({', '.join(version.columns)})", rules)
+    if missing:
+        return Problem(f"{version.name}.path", f"{path} lacks column(s) {missing}",
+                       f"write the {version.title} dataset's own columns ({', '.join(version.columns)})", rules)
+    return rows_problem(version, path, rules)
+
+
+def rows_problem(version: Version, path: str, rules: frozenset[str]) -> Any:
+    """What `rewardbench-prepare` would stop on in the file's rows (empty texts, counts, subsets), or None: its
+    very checks, before the first job."""
+    from rmeval.benchmarks.rewardbench.loading import Source, prepare, read_rows
+    from rmeval.preflight import Problem
+
+    try:
+        prepare(read_rows(Source("local", path=path)), version, path)
+    except RmevalError as error:
+        return Problem(f"{version.name}.path", str(error), f"fix the file ({version.title}'s own rows and columns)",
+                       rules)
+    return None
 
 
 def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:

@@ -166,10 +166,29 @@ PREPARE_RULES = frozenset({"rewardmath_prepare"})
 HUB_SOURCES = {"source": ("path", ""), "rewardbench_source": ("rewardbench_path", " (or `none`)")}
 
 
+def local_file_problem(key: str, path: str) -> Any:
+    """Preflight's check of a present local file: what `rewardmath-prepare` would stop on in it (its fields, labels,
+    one chosen solution per problem), or None."""
+    from pathlib import Path
+
+    from rmeval.benchmarks.rewardmath.loading import load_rewardbench_math_prm, load_rewardmath
+    from rmeval.preflight import Problem
+
+    if not Path(path).is_file():
+        return None  # the FileNeed says so
+    load = load_rewardmath if key == "path" else load_rewardbench_math_prm
+    try:
+        load("local", path)
+    except RmevalError as error:
+        return Problem(f"rewardmath.{key}", str(error), "fix the file (its format: config/README.md, \"rewardmath\")",
+                       PREPARE_RULES)
+    return None
+
+
 def needs(section: Mapping[str, Any], local_inputs: Mapping[str, str]) -> Needs:
     """What `rewardmath-prepare` needs from this machine: its local files, or the Hub datasets it loads."""
     from rmeval.benchmarks.rewardmath.loading import REWARDBENCH_HF_ID, REWARDMATH_HF_ID
-    from rmeval.preflight import DatasetNeed, FileNeed, Needs
+    from rmeval.preflight import Check, DatasetNeed, FileNeed, Needs
 
     datasets = {"source": REWARDMATH_HF_ID, "rewardbench_source": REWARDBENCH_HF_ID}
     return Needs(
@@ -177,6 +196,8 @@ def needs(section: Mapping[str, Any], local_inputs: Mapping[str, str]) -> Needs:
                              fix="fix the path, or use the Hub source (`hf`) where there is network",
                              rules=PREPARE_RULES)
                     for key, path in local_inputs.items()),
+        checks=tuple(Check(PREPARE_RULES, lambda key=key, path=path: local_file_problem(key, path))
+                     for key, path in local_inputs.items()),
         datasets=tuple(
             DatasetNeed(key=f"rewardmath.{source_key}", dataset=datasets[source_key], what="'hf'",
                         fix=f"offline, use `rewardmath.{source_key}: local`{alternative} with "

@@ -76,6 +76,7 @@ def arxiv_needs(arxiv: Mapping[str, Any], snapshot: str | None) -> Needs:
     if source == "api":
         url = str(arxiv["api"]["base_url"])
         return Needs(urls=(UrlNeed(key="arxiv.source", url=url, what="'api'",
-                                   fix=f"offline, use `arxiv.source: snapshot` (config/offline.yaml; {OFFLINE_DOCS})",
+                                   fix=f"offline, run config/demo.yaml (nothing to fetch), or use `arxiv.source: "
+                                       f"snapshot` (config/offline.yaml; {OFFLINE_DOCS})",
                                    rules=FETCH_RULES),))
     return Needs()

@@ -17,11 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rmeval import cli_settings
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK, FIGURES_RULE
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK, FIGURES_RULE, PAIRED
 from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
 
-FIGURES = BENCHMARK.of_rule(FIGURES_RULE)
+# Every figure this command may draw (the paired design's is `--paired`'s); a run names those it draws (`--figures`).
+FIGURES = tuple(output for output in BENCHMARK.outputs if output.rule == FIGURES_RULE and output.when != PAIRED)
 FIGURE_NAMES = tuple(figure.stem for figure in FIGURES)
 TABLE_KEYS = tuple(dict.fromkeys(key for figure in FIGURES for key in figure.inputs))
 

@@ -49,6 +49,14 @@ class ModelResult:
     gap: gaps.GapResult
     length: length.LengthResult | None
     length_note: str
+    # Per group (run order): the share of its rows cut at max_length, None when the score files do not say.
+    truncated_shares: list[float | None] = field(default_factory=list)
+
+    @property
+    def truncation_differs(self) -> bool:
+        """Some group's rows were cut at max_length, and not every group's share is the same."""
+        shares = [share for share in self.truncated_shares if share is not None]
+        return bool(shares) and max(shares) > 0 and max(shares) != min(shares)
 
     @property
     def group_means(self) -> np.ndarray:
@@ -91,6 +99,7 @@ def analyse_model(scores: ModelScores, settings: StatsSettings) -> ModelResult:
         gap=gaps.gap_analysis(scores.model, groups, samples, settings.bootstrap, settings.permutations, settings.seed),
         length=length_result,
         length_note=length_note,
+        truncated_shares=[g.truncated_share for g in scores.groups],
     )
 
 

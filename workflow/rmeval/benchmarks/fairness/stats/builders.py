@@ -170,10 +170,36 @@ def table4_pearson(context: TableContext) -> TableDraft:
 
 
 def group_means(context: TableContext) -> TableDraft:
+    rows = [{"model": r.model, **asdict(s), "truncated_percent": _percent(share)}
+            for r in context.analysis.results
+            for s, share in zip(r.summaries, r.truncated_shares or [None] * len(r.summaries), strict=True)]
+    frame = _frame(rows, ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high", "truncated_percent"])
+    frame["truncated_percent"] = frame["truncated_percent"].astype("float64")
     return TableDraft(
-        "Mean reward per model and group with 95% t confidence intervals",
-        _frame([{"model": r.model, **asdict(s)} for r in context.analysis.results for s in r.summaries],
-               ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high"]))
+        "Mean reward per model and group with 95% t confidence intervals", frame,
+        "Truncated: the share of the group's responses cut at the model's max_length (the model read only their "
+        "start); shares that differ between groups confound every group comparison.")
+
+
+def _percent(share: float | None) -> float | None:
+    return None if share is None else 100.0 * share
+
+
+def truncation_note(analysis: Analysis) -> str:
+    """Whether truncation confounds the length analysis (Table 8's note): a cut response's n_tokens is the cap."""
+    known = [r for r in analysis.results if r.truncated_shares and None not in r.truncated_shares]
+    if not known:
+        return "Truncation: the score files do not say which responses were cut at max_length."
+    cut = [r.model for r in known if max(r.truncated_shares) > 0]
+    if not cut:
+        return "Truncation: none; n_tokens is every response's full length."
+    differs = [r.model for r in known if r.truncation_differs]
+    text = (f"Truncation: {', '.join(cut)} cut responses at max_length (group_means, truncated_percent); a cut "
+            "response's n_tokens is the cap, not its length.")
+    if differs:
+        return text + (f" Its share differs between groups for {', '.join(differs)}: truncation confounds this "
+                       "length analysis and the group comparison; raise max_length.")
+    return text + " The share is the same in every group, so it does not confound the group comparison."
 
 
 def table5_robust_anova(context: TableContext) -> TableDraft:
@@ -223,7 +249,7 @@ def table8_length(context: TableContext) -> TableDraft:
     return TableDraft(
         "Length-controlled ANCOVA: reward ~ group + log(n_tokens)", _length_tables(context.analysis)[0],
         "Group F and p are Type II (group given length). Adjusted means are at the overall mean log length; "
-        "gap retained = adjusted gap / raw gap x 100.")
+        f"gap retained = adjusted gap / raw gap x 100. {truncation_note(context.analysis)}")
 
 
 def adjusted_group_means(context: TableContext) -> TableDraft:

@@ -24,6 +24,7 @@ class GroupScores:
     source: Path
     rewards: np.ndarray  # float64, finite
     n_tokens: np.ndarray | None  # float64, >= 1, or None when the file has no n_tokens column
+    truncated_share: float | None = None  # share of rows cut at the model's max_length; None: no `truncated` column
 
     @property
     def n(self) -> int:
@@ -119,7 +120,10 @@ def read_group_file(path: Path, model: str, group: str) -> GroupScores:
                 "token counts must be integers >= 1"
             )
         n_tokens = tokens
-    return GroupScores(group=group, source=path, rewards=rewards, n_tokens=n_tokens)
+    truncated = None
+    if "truncated" in frame.columns:
+        truncated = float(frame["truncated"].fillna(False).astype(bool).mean())
+    return GroupScores(group=group, source=path, rewards=rewards, n_tokens=n_tokens, truncated_share=truncated)
 
 
 def load_scores(

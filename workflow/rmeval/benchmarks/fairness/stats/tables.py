@@ -34,6 +34,7 @@ COLUMN_SPECS: dict[str, tuple[str, str, int, str | None]] = {
     "sem": ("SEM", "fixed", 3, None),
     "ci_low": ("95% CI low", "fixed", 3, None),
     "ci_high": ("95% CI high", "fixed", 3, None),
+    "truncated_percent": ("Truncated (%)", "fixed", 1, None),
     "welch_f": ("Welch F", "fixed", 2, "Welch $F$"),
     "welch_p": ("Welch p", "p", 0, "Welch $p$"),
     "kruskal_h": ("Kruskal-Wallis H", "fixed", 2, "Kruskal-Wallis $H$"),
