@@ -104,6 +104,7 @@ BENCHMARK = Benchmark(
         _table("table9", "table9_rank_agreement"),
         _table("table10", "table10_rank_vs_fairness"),
         _table("rank_points", "rank_vs_fairness_points", in_report=False),
+        _table("power", "power"),
         Output(key="record", path=f"{TABLES}/fairness_stats.json", rule=STATS_RULE),
         Output(key="provenance", path=f"{TABLES}/provenance.md", rule=STATS_RULE, caption="provenance.rst",
                category="Provenance"),

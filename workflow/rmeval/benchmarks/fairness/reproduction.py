@@ -19,7 +19,7 @@ Verdict rules (`rules`, also written into every CSV row and the table note):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +71,27 @@ def rules(alpha: float, tukey_tolerance: int = TUKEY_TOLERANCE) -> dict[str, str
 def statistics(alpha: float, tukey_tolerance: int = TUKEY_TOLERANCE) -> dict[str, Statistic]:
     texts = rules(alpha, tukey_tolerance)
     return {key: Statistic(key, label, texts[key], DECIMALS[key]) for key, label in STATISTICS.items()}
+
+
+def paper_effects(paths: Sequence[Path]) -> dict[str, float]:
+    """model -> Cohen's f of the paper's one-way ANOVA (Table 1's F at the file's `anova_df`)."""
+    import yaml
+
+    from rmeval.benchmarks.fairness.stats.power import cohens_f_from_anova
+
+    effects: dict[str, float] = {}
+    for path in paths:
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        df = document.get("anova_df")
+        if df is None:
+            continue
+        if not (isinstance(df, list) and len(df) == 2 and all(isinstance(v, int) and v > 0 for v in df)):
+            raise RmevalError(f"{path}: anova_df must be [df_between, df_within], got {df!r}")
+        published = load_published([path], STATISTICS)
+        for (model, aggregation, statistic), value in published.values.items():
+            if statistic == "anova_f" and aggregation == SCALAR:
+                effects[model] = cohens_f_from_anova(value.value, df[0], df[1])
+    return effects
 
 
 def _read(path: Path):

@@ -65,12 +65,19 @@ def _pair(
     df: float,
     k: int,
     alpha: float,
+    p_values: bool,
 ) -> PairComparison:
     from scipy import stats
 
+    if not (np.isfinite(std_error) and std_error > 0.0 and np.isfinite(df) and df > 0.0):
+        # both groups constant (or a group of one): the pair's test and interval are undefined, not an error
+        nan = float("nan")
+        return PairComparison(names[0], names[1], float(diff), float(std_error), float(df), nan, nan, nan, nan,
+                              False)
     # q is the studentized range of the pair: |diff| / (SE / sqrt(2)).
     q = abs(diff) / std_error * np.sqrt(2.0)
-    p_adj = float(stats.studentized_range.sf(q, k, df))
+    # the adjusted p costs a numerical integral per pair: skipped when only the intervals are wanted
+    p_adj = float(stats.studentized_range.sf(q, k, df)) if p_values else float("nan")
     half = critical_q(k, alpha, df) / np.sqrt(2.0) * std_error
     return PairComparison(
         group_a=names[0],
@@ -82,32 +89,38 @@ def _pair(
         p_adj=min(max(p_adj, 0.0), 1.0),
         ci_low=float(diff - half),
         ci_high=float(diff + half),
-        reject=bool(p_adj < alpha),
+        reject=bool(p_adj < alpha) if p_values else bool(diff - half > 0.0 or diff + half < 0.0),
     )
 
 
-def tukey_hsd(groups: list[str], samples: list[np.ndarray], alpha: float) -> list[PairComparison]:
+def tukey_hsd(groups: list[str], samples: list[np.ndarray], alpha: float,
+              p_values: bool = True) -> list[PairComparison]:
     """Tukey-Kramer HSD (unequal n allowed) on the pooled within-group variance."""
     k = len(samples)
     n_total = sum(s.size for s in samples)
     df = n_total - k
-    mse = sum(((s - s.mean()) ** 2).sum() for s in samples) / df
+    mse = sum(((s - s.mean()) ** 2).sum() for s in samples) / df if df > 0 else float("nan")
     pairs = []
     for i, j in combinations(range(k), 2):
         diff = samples[j].mean() - samples[i].mean()
         std_error = np.sqrt(mse * (1.0 / samples[i].size + 1.0 / samples[j].size))
-        pairs.append(_pair((groups[i], groups[j]), diff, std_error, df, k, alpha))
+        pairs.append(_pair((groups[i], groups[j]), diff, std_error, df, k, alpha, p_values))
     return pairs
 
 
-def games_howell(groups: list[str], samples: list[np.ndarray], alpha: float) -> list[PairComparison]:
+def games_howell(groups: list[str], samples: list[np.ndarray], alpha: float,
+                 p_values: bool = True) -> list[PairComparison]:
     """Games-Howell: Tukey's studentized range with Welch SEs and df per pair."""
     k = len(samples)
     pairs = []
     for i, j in combinations(range(k), 2):
         a, b = samples[i], samples[j]
+        if min(a.size, b.size) < 2:  # a group of one has no variance: the pair is undefined (NaN)
+            pairs.append(_pair((groups[i], groups[j]), b.mean() - a.mean(), np.nan, np.nan, k, alpha, p_values))
+            continue
         va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-        std_error = np.sqrt(va + vb)
-        df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-        pairs.append(_pair((groups[i], groups[j]), b.mean() - a.mean(), std_error, df, k, alpha))
+        with np.errstate(divide="ignore", invalid="ignore"):  # two constant groups: SE 0, df 0/0, a NaN pair
+            std_error = np.sqrt(va + vb)
+            df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+        pairs.append(_pair((groups[i], groups[j]), b.mean() - a.mean(), std_error, df, k, alpha, p_values))
     return pairs

@@ -74,6 +74,17 @@ COLUMN_SPECS: dict[str, tuple[str, str, int, str | None]] = {
     "raw_mean": ("Raw mean", "fixed", 3, None),
     "adjusted_mean": ("Adjusted mean", "fixed", 3, None),
     "note": ("Note", "text", 0, None),
+    "q_value": ("q", "p", 0, "$q$"),
+    "welch_q": ("Welch q", "p", 0, "Welch $q$"),
+    "kruskal_q": ("Kruskal-Wallis q", "p", 0, "Kruskal-Wallis $q$"),
+    "perm_q_value": ("Permutation q", "p", 0, "Permutation $q$"),
+    "interval_family": ("CI family", "text", 0, None),
+    "test": ("Test", "text", 0, None),
+    "groups": ("Groups", "int", 0, None),
+    "alpha": ("alpha", "fixed", 3, r"$\alpha$"),
+    "mde_cohens_f": ("MDE (Cohen's f)", "fixed", 3, "MDE (Cohen's $f$)"),
+    "paper_cohens_f": ("Paper's Cohen's f", "fixed", 3, "Paper's Cohen's $f$"),
+    "power_at_paper_effect": ("Power at paper's f", "fixed", 3, "Power at paper's $f$"),
 }
 # Columns whose values are config group keys: shown in plain words (`computer_science` -> `computer science`).
 GROUP_COLUMNS = {"group", "group_a", "group_b", "max_group", "min_group"}
