@@ -140,6 +140,6 @@ BENCHMARK = Benchmark(
     summary_inputs=("table1", "table2", "table4", "group_means", "table5", "table6", "games_howell_pairs", "table7",
                     "table8", "table10", "record", "capability", "power"),
     reproduction="rmeval.benchmarks.fairness.reproduction:reproduction_part",
-    reproduction_inputs=("table1", "table2", "table3", "table4", "capability"),
+    reproduction_inputs=("table1", "table2", "table3", "table4", "table7", "power", "capability"),
     published=("resources/published/song2025_fairness.yaml",),
 )

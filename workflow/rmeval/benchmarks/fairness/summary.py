@@ -271,15 +271,21 @@ def reproduction_line(tables: dict[str, Any]) -> str | None:
     frame = frame[frame["model"] != CLAIM_MODEL]  # the paper's claim has a sentence of its own (claim_sentence)
     if frame.empty:
         return "- Reproduction: no model of this run has published values (see reproduction.md)."
-    same = int((frame["verdict"] == "same conclusion").sum())
-    differs = frame[frame["verdict"] == "differs"]
-    text = (f"- Reproduction: {same} of {len(frame)} comparisons with the published values reach the same "
-            f"conclusion (rules in reproduction.md)")
-    if not differs.empty:
-        shown = [f"{row.model} {row.statistic}" for row in differs.head(4).itertuples(index=False)]
-        more = f" and {len(differs) - 4} more" if len(differs) > 4 else ""
-        text += f"; they differ for {', '.join(shown)}{more}"
-    return text + "."
+    def named(verdict: str) -> str:
+        rows = frame[frame["verdict"] == verdict]
+        shown = [f"{row.model} {row.statistic}" for row in rows.head(4).itertuples(index=False)]
+        more = f" and {len(rows) - 4} more" if len(rows) > 4 else ""
+        return f" ({', '.join(shown)}{more})" if shown else ""
+
+    counts = {verdict: int((frame["verdict"] == verdict).sum())
+              for verdict in ("same conclusion", "differs", "inconclusive", "not comparable")}
+    text = (f"- Reproduction: of {len(frame)} comparisons with the published values, this run supports "
+            f"{counts['same conclusion']}, contradicts {counts['differs']}{named('differs')} and cannot decide "
+            f"{counts['inconclusive']}{named('inconclusive')} (its interval holds both conclusions, or its power for "
+            "the paper's effect is below 0.8)")
+    if counts["not comparable"]:
+        text += f"; {counts['not comparable']} are not comparable"
+    return text + " (rules in reproduction.md)."
 
 
 def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: float,

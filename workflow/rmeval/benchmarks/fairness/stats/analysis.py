@@ -50,6 +50,8 @@ class ModelResult:
     length: length.LengthResult | None
     length_note: str
     note: str = ""  # what this model's rewards leave undefined, and why (oneway.undefined_note); "" if nothing
+    # percentile interval of the Tukey significant-pair count over a stratified bootstrap (the reproduction verdict)
+    tukey_count_interval: tuple[float, float] = (float("nan"), float("nan"))
 
     @property
     def group_means(self) -> np.ndarray:
@@ -93,6 +95,8 @@ def analyse_model(scores: ModelScores, settings: StatsSettings) -> ModelResult:
         length=length_result,
         length_note=length_note,
         note=oneway.undefined_note(groups, samples),
+        tukey_count_interval=posthoc.tukey_count_interval(samples, settings.alpha, settings.bootstrap,
+                                                          gaps.model_rngs(settings.seed, scores.model)[0]),
     )
 
 

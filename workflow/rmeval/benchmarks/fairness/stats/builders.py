@@ -150,8 +150,14 @@ def table1_anova(context: TableContext) -> TableDraft:
 
 
 def table2_tukey(context: TableContext) -> TableDraft:
-    return TableDraft(f"Tukey HSD: group pairs whose mean rewards differ at alpha = {context.analysis.settings.alpha:g}",
-                      _significance_counts(context.analysis.results, "tukey"))
+    settings = context.analysis.settings
+    frame = _significance_counts(context.analysis.results, "tukey")
+    frame["pairs_ci_low"] = [r.tukey_count_interval[0] for r in context.analysis.results]
+    frame["pairs_ci_high"] = [r.tukey_count_interval[1] for r in context.analysis.results]
+    return TableDraft(f"Tukey HSD: group pairs whose mean rewards differ at alpha = {settings.alpha:g}", frame,
+                      "Pairs CI: 95% percentile interval of the significant-pair count over a stratified bootstrap "
+                      f"(B = {settings.bootstrap}, seed {settings.seed}), widened to hold the observed count: how "
+                      "many pairs a rerun of this design would find.")
 
 
 def tukey_pairs(context: TableContext) -> TableDraft:
@@ -170,7 +176,7 @@ def table3_nmgd(context: TableContext) -> TableDraft:
 def table4_pearson(context: TableContext) -> TableDraft:
     analysis, reference = context.analysis, context.reference
     caption = f"Correlation of group means with the reference model ({reference or 'none'})"
-    columns = ["model", "pearson_r", "p_value"]
+    columns = ["model", "pearson_r", "ci_low", "ci_high", "p_value"]
     if reference is None:
         return TableDraft(caption, _frame([], columns), context.table4_note)
     by_model = _group_mean_vectors(analysis)
@@ -179,8 +185,10 @@ def table4_pearson(context: TableContext) -> TableDraft:
         if r.model == reference:
             continue
         correlation = crossmodel.pearson(r.group_means, by_model[reference])
-        rows.append({"model": r.model, "pearson_r": correlation.r, "p_value": correlation.p_value})
-    note = f"Pearson r between each model's {len(analysis.groups)} group means and those of {reference}."
+        rows.append({"model": r.model, "pearson_r": correlation.r, "ci_low": correlation.ci_low,
+                     "ci_high": correlation.ci_high, "p_value": correlation.p_value})
+    note = (f"Pearson r between each model's {len(analysis.groups)} group means and those of {reference}; 95% CI by "
+            f"Fisher's z on the {len(analysis.groups)} points (the group means' own noise is not in it).")
     if not rows:
         note += " No other model was analysed."
     return TableDraft(caption, _frame(rows, columns), note)

@@ -67,11 +67,11 @@ def pooled_sd(samples: list[np.ndarray]) -> float:
     return float(np.sqrt(ss_within / (n_total - len(samples))))
 
 
-def permutation_rng(seed: int, model: str) -> np.random.Generator:
-    """The model's own permutation stream: results do not depend on which other models are in the run, or in
-    which order (the second of two spawned streams, as when the first fed a bootstrap)."""
-    _, permutation = np.random.SeedSequence([seed, zlib.crc32(model.encode())]).spawn(2)
-    return np.random.default_rng(permutation)
+def model_rngs(seed: int, model: str) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
+    """The model's own bootstrap, permutation and calibration streams: results do not depend on which other models
+    are in the run, or in which order."""
+    streams = np.random.SeedSequence([seed, zlib.crc32(model.encode())]).spawn(3)
+    return tuple(np.random.default_rng(stream) for stream in streams)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,7 @@ def gap_analysis(
     gap_low, gap_high = _ratio_interval(range_low, range_high, sd_low, sd_high)
     centre_low, centre_high = centre_interval(samples, alpha - family_alpha, pooled=family == "Tukey-Kramer")
     nmgd_low, nmgd_high = _ratio_interval(100.0 * range_low, 100.0 * range_high, centre_low, centre_high)
-    permutation = permutation_test(samples, n_permutations, permutation_rng(seed, model))
+    permutation = permutation_test(samples, n_permutations, model_rngs(seed, model)[1])
     return GapResult(
         **common,
         pooled_sd=sd,

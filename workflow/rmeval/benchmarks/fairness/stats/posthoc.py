@@ -124,3 +124,25 @@ def games_howell(groups: list[str], samples: list[np.ndarray], alpha: float,
             df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
         pairs.append(_pair((groups[i], groups[j]), b.mean() - a.mean(), std_error, df, k, alpha, p_values))
     return pairs
+
+
+def tukey_count_interval(samples: list[np.ndarray], alpha: float, n_bootstrap: int, rng: np.random.Generator,
+                         confidence: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of the number of Tukey-Kramer pairs significant at `alpha`, over a stratified bootstrap
+    of the groups: how many pairs a rerun of this design would call different. Widened to hold the observed count
+    (a count is discrete; its percentile interval can otherwise miss it)."""
+    from rmeval.benchmarks.fairness.stats.resample import stratified_means
+
+    k = len(samples)
+    sizes = np.array([s.size for s in samples], dtype=np.float64)
+    df = sizes.sum() - k
+    observed = sum(p.reject for p in tukey_hsd([str(i) for i in range(k)], samples, alpha, p_values=False))
+    if df <= 0 or all(np.ptp(s) == 0.0 for s in samples):  # no within-group variance: Tukey is undefined
+        return float("nan"), float("nan")
+    means, ss_within = stratified_means(samples, n_bootstrap, rng)
+    threshold = critical_q(k, alpha, df) / np.sqrt(2.0)
+    i, j = np.triu_indices(k, 1)
+    se = np.sqrt(ss_within[:, None] / df * (1.0 / sizes[i] + 1.0 / sizes[j])[None, :])
+    counts = (np.abs(means[:, j] - means[:, i]) > threshold * se).sum(axis=1)
+    low, high = np.percentile(counts, [50 * (1 - confidence), 100 - 50 * (1 - confidence)])
+    return float(min(np.floor(low), observed)), float(max(np.ceil(high), observed))

@@ -75,6 +75,8 @@ COLUMN_SPECS: dict[str, tuple[str, str, int, str | None]] = {
     "adjusted_mean": ("Adjusted mean", "fixed", 3, None),
     "note": ("Note", "text", 0, None),
     "q_value": ("q", "p", 0, "$q$"),
+    "pairs_ci_low": ("Pairs CI low", "int", 0, None),
+    "pairs_ci_high": ("Pairs CI high", "int", 0, None),
     "welch_q": ("Welch q", "p", 0, "Welch $q$"),
     "kruskal_q": ("Kruskal-Wallis q", "p", 0, "Kruskal-Wallis $q$"),
     "perm_q_value": ("Permutation q", "p", 0, "Permutation $q$"),
