@@ -71,12 +71,13 @@ def _require_rows(table: pd.DataFrame, path: Path) -> None:
         raise RmevalError(f"{path}: the table has no rows")
 
 
-def _require_finite(table: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
+def _require_finite(table: pd.DataFrame, path: Path, columns: tuple[str, ...], allow_nan: bool = False) -> None:
+    """Each value finite (or, with `allow_nan`, NaN: a statistic the table marks undefined)."""
     import numpy as np
 
     for column in columns:
         values = table[column].to_numpy(dtype="float64")
-        bad = np.flatnonzero(~np.isfinite(values))
+        bad = np.flatnonzero(~np.isfinite(values) & ~(allow_nan & np.isnan(values)))
         if len(bad):
             row = int(bad[0])
             raise RmevalError(
@@ -97,7 +98,8 @@ def read_group_means(path: Path) -> pd.DataFrame:
     numeric = ("n", "mean", "std", "sem", "ci_low", "ci_high")
     table = read_table(path, GROUP_MEANS_COLUMNS, numeric)
     _require_rows(table, path)
-    _require_finite(table, path, ("mean",))  # a group of one has no CI (NaN): drawn without error bars
+    _require_finite(table, path, ("mean",))
+    _require_finite(table, path, ("ci_low", "ci_high"), allow_nan=True)  # a group of one has no CI: no error bar
     _require_unique(table, path, ["model", "group"])
     return table
 
@@ -105,7 +107,8 @@ def read_group_means(path: Path) -> pd.DataFrame:
 def read_gap(path: Path) -> pd.DataFrame:
     numeric = GAP_COLUMNS[3:]
     table = read_table(path, GAP_COLUMNS, numeric)
-    _require_rows(table, path)  # a model without within-group variance has no gap (NaN): drawn as undefined
+    _require_rows(table, path)
+    _require_finite(table, path, ("scale_free_gap",), allow_nan=True)  # NaN: no within-group variance, drawn so
     _require_unique(table, path, ["model"])
     return table
 

@@ -116,9 +116,15 @@ def column_for(key: str, frame: pd.DataFrame | None = None, extra: dict[str, Col
     return Column(key, key.replace("_", " "), kind, 3)
 
 
+def _has_text(values: pd.Series) -> bool:
+    """A `note` column with any text (an all-empty one is left out of .md and .tex; the CSV keeps it)."""
+    return bool(values.fillna("").astype(str).str.strip().ne("").any())
+
+
 def display_rows(table: Table) -> tuple[list[Column], list[dict[str, Any]]]:
     """Columns and rows as the Markdown and LaTeX versions show them."""
-    columns = [column_for(key, table.frame, table.extra_columns) for key in table.frame.columns]
+    keys = [key for key in table.frame.columns if key != "note" or _has_text(table.frame[key])]
+    columns = [column_for(key, table.frame, table.extra_columns) for key in keys]
     rows = []
     for record in table.frame.to_dict("records"):
         for key in GROUP_COLUMNS & set(record):
