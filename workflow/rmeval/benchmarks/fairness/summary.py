@@ -288,6 +288,37 @@ def reproduction_line(tables: dict[str, Any]) -> str | None:
     return text + " (rules in reproduction.md)."
 
 
+def calibration_line(tables: dict[str, Any], alpha: float) -> str | None:
+    """One sentence from calibration.csv: did the ANOVA hold its level on shuffled labels, and how often did it find
+    a gap of the paper's size (else of the run's MDE)?"""
+    frame = tables.get("calibration")
+    if frame is None:
+        return None
+    rows = frame[(frame["test"] == "anova") & frame["rejection_rate"].notna()]
+    if rows.empty:
+        return "- Calibration: no model could be calibrated (calibration.csv says why)."
+
+    def pooled(scenario: str) -> tuple[float, int]:
+        chosen = rows[rows["scenario"] == scenario]
+        trials = int(chosen["replicates"].sum())
+        return (float((chosen["rejection_rate"] * chosen["replicates"]).sum()) / trials if trials else math.nan,
+                len(chosen))
+
+    size, models = pooled("shuffled")
+    held = "held" if abs(size - alpha) <= 2.0 * math.sqrt(alpha * (1 - alpha) / rows[rows["scenario"] == "shuffled"][
+        "replicates"].sum()) + 1e-12 else "did not hold"
+    text = (f"- Calibration: at this sample size the ANOVA {held} its {100 * alpha:g}% level on shuffled labels "
+            f"({100 * size:.1f}% over {models} model(s))")
+    paper, _ = pooled("paper_nmgd")
+    mde, _ = pooled("mde")
+    coverage = rows["coverage"].mean()
+    if not math.isnan(paper):
+        text += f" and found a gap of the paper's size {100 * paper:.0f}% of the time"
+    elif not math.isnan(mde):
+        text += f" and found a gap at the run's MDE {100 * mde:.0f}% of the time (80% expected)"
+    return text + f"; the gap's 95% CIs covered the planted gap {100 * coverage:.0f}% of the time (calibration.csv)."
+
+
 def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: float,
                       corpus: dict[str, Any] | None = None) -> list[str]:
     lines = ["## Across models", ""]
@@ -315,6 +346,9 @@ def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: flo
         from rmeval.benchmarks.fairness.capability import claim_from_table, claim_sentence
 
         lines.append(claim_sentence(claim_from_table(capability)))
+    calibration = calibration_line(tables, alpha)
+    if calibration:
+        lines.append(calibration)
     reproduction = reproduction_line(tables)
     if corpus is not None:
         from rmeval.benchmarks.fairness.corpus.detect import NOT_APPLICABLE

@@ -146,6 +146,18 @@ def read_stats_record(path: Path) -> dict[str, Any]:
     return record
 
 
+CALIBRATION_COLUMNS = ("model", "test", "scenario", "n", "groups", "planted_effect", "rejection_rate", "ci_low",
+                       "ci_high", "analytic_power")
+
+
+def read_calibration(path: Path) -> pd.DataFrame:
+    """calibration.csv; a model that could not be calibrated has empty rates (its note says why)."""
+    table = read_table(path, CALIBRATION_COLUMNS, ("n", "groups", "planted_effect", "rejection_rate", "ci_low",
+                                                   "ci_high", "analytic_power"))
+    _require_rows(table, path)
+    return table
+
+
 # Catalogue key of a table -> the loader that checks it; a figure drawn from another table adds its loader here.
 READERS: dict[str, Callable[[Path], Any]] = {
     "group_means": read_group_means,
@@ -153,6 +165,7 @@ READERS: dict[str, Callable[[Path], Any]] = {
     "record": read_stats_record,
     "adjusted_group_means": read_adjusted,
     "rank_points": read_rank_points,
+    "calibration": read_calibration,
 }
 
 

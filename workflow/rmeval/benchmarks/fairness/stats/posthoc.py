@@ -58,6 +58,21 @@ def critical_q(k: int, alpha: float, df: float) -> float:
     return float(chebyshev.chebval((1.0 / df) / half_width - 1.0, coefficients))
 
 
+def critical_q_many(k: int, alpha: float, df: np.ndarray) -> np.ndarray:
+    """critical_q over an array of df (the interpolant at once; exact ppf for the few df below its range)."""
+    from numpy.polynomial import chebyshev
+
+    df = np.asarray(df, dtype=np.float64)
+    half_width = 0.5 / _INTERPOLATION_MIN_DF
+    values = chebyshev.chebval((1.0 / np.maximum(df, _INTERPOLATION_MIN_DF)) / half_width - 1.0,
+                               _critical_q_interpolant(k, float(alpha)))
+    small = np.flatnonzero(df < _INTERPOLATION_MIN_DF)
+    flat = values.reshape(-1)
+    for index in small:
+        flat[index] = critical_q(k, alpha, float(df.reshape(-1)[index]))
+    return values
+
+
 def _pair(
     names: tuple[str, str],
     diff: float,

@@ -87,6 +87,13 @@ COLUMN_SPECS: dict[str, tuple[str, str, int, str | None]] = {
     "mde_cohens_f": ("MDE (Cohen's f)", "fixed", 3, "MDE (Cohen's $f$)"),
     "paper_cohens_f": ("Paper's Cohen's f", "fixed", 3, "Paper's Cohen's $f$"),
     "power_at_paper_effect": ("Power at paper's f", "fixed", 3, "Power at paper's $f$"),
+    "scenario": ("Planted", "text", 0, None),
+    "planted_effect": ("Planted f", "fixed", 3, "Planted $f$"),
+    "planted_gap": ("Planted gap (SD)", "fixed", 3, None),
+    "replicates": ("Replicates", "int", 0, None),
+    "rejection_rate": ("Rejection rate", "fixed", 3, None),
+    "analytic_power": ("Analytic power", "fixed", 3, None),
+    "coverage": ("Gap CI coverage", "fixed", 3, None),
 }
 # Columns whose values are config group keys: shown in plain words (`computer_science` -> `computer science`).
 GROUP_COLUMNS = {"group", "group_a", "group_b", "max_group", "min_group"}
