@@ -131,14 +131,14 @@ def _coverage(means: list[float], sizes: list[int], noise: str, sds: list[float]
     rng = np.random.default_rng(seed)
     sds = sds or [1.0] * len(means)
     noise_sd = np.sqrt(3.0) if noise == "t3" else 1.0  # the SD of a t3 variable
-    true_sd = noise_sd * np.sqrt(sum((n - 1) * s**2 for n, s in zip(sizes, sds)) / (sum(sizes) - len(sizes)))
+    true_sd = noise_sd * np.sqrt(sum((n - 1) * s**2 for n, s in zip(sizes, sds, strict=True)) / (sum(sizes) - len(sizes)))
     shifts = np.array(means) * noise_sd
     true_gap, true_nmgd = np.ptp(shifts) / true_sd, np.ptp(shifts) / (3.0 + shifts.mean()) * 100
     groups = [f"g{i}" for i in range(len(means))]
     gap_hits = nmgd_hits = outside = 0
     for index in range(data_sets):
         samples = [3.0 + m + s * (rng.standard_t(3, n) if noise == "t3" else rng.normal(0, 1, n))
-                   for m, n, s in zip(shifts, sizes, sds)]
+                   for m, n, s in zip(shifts, sizes, sds, strict=True)]
         result = gaps.gap_analysis("m", groups, samples, n_permutations=1, seed=index)  # CIs do not permute
         gap_hits += result.gap_ci_low <= true_gap <= result.gap_ci_high
         nmgd_hits += result.nmgd_ci_low <= true_nmgd <= result.nmgd_ci_high

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rmeval.benchmarks.fairness.stats import crossmodel
-from rmeval.benchmarks.fairness.stats import power as power_stats
 from rmeval.benchmarks.fairness.stats import gaps as gaps_module
+from rmeval.benchmarks.fairness.stats import power as power_stats
 from rmeval.benchmarks.fairness.stats.multiplicity import bh_q_values
 from rmeval.tables import Column
 
