@@ -79,7 +79,8 @@ def _gap_interval(means: np.ndarray, variances: np.ndarray, fourth: np.ndarray, 
     va, vb = variances[:, i] / sizes[i], variances[:, j] / sizes[j]
     se = np.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (sizes[i] - 1) + vb**2 / (sizes[j] - 1))
-    half = posthoc.critical_q_many(k, family_alpha, df) / np.sqrt(2.0) * se
+    df_low, df_high = float(sizes.min() - 1), float(2 * sizes.max() - 2)  # Welch-Satterthwaite's bounds
+    half = posthoc.critical_q_between(k, family_alpha, df, df_low, df_high) / np.sqrt(2.0) * se
     diff = means[:, j] - means[:, i]
     low, high = diff - half, diff + half
     range_low = np.maximum(0.0, np.maximum(low, -high)).max(axis=1)
