@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rmeval.benchmarks.fairness.stats import gaps, posthoc, power
+from rmeval.benchmarks.fairness.stats import gaps, oneway, posthoc, power
 
 _CHUNK = 64  # replicates per vectorised block: memory ~ _CHUNK x N floats, a few times over
 TESTS = ("anova", "welch")
@@ -55,18 +55,6 @@ def planted_effects(samples: list[np.ndarray], alpha: float, paper_nmgd: float |
     return effects
 
 
-def _welch_p(means: np.ndarray, variances: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    from scipy import stats
-
-    k = sizes.size
-    weights = sizes / variances
-    weighted_mean = (weights * means).sum(axis=1, keepdims=True) / weights.sum(axis=1, keepdims=True)
-    between = (weights * (means - weighted_mean) ** 2).sum(axis=1) / (k - 1)
-    lam = ((1.0 - weights / weights.sum(axis=1, keepdims=True)) ** 2 / (sizes - 1)).sum(axis=1)
-    f_statistic = between / (1.0 + 2.0 * (k - 2) / (k**2 - 1) * lam)
-    return stats.f.sf(f_statistic, k - 1, (k**2 - 1) / (3.0 * lam))
-
-
 def _gap_interval(means: np.ndarray, variances: np.ndarray, fourth: np.ndarray, ss_within: np.ndarray,
                   sizes: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """stats.gaps.gap_analysis's scale-free gap CI (Games-Howell family, Bonett SD interval), per replicate row."""
@@ -82,16 +70,11 @@ def _gap_interval(means: np.ndarray, variances: np.ndarray, fourth: np.ndarray, 
     df_low, df_high = float(sizes.min() - 1), float(2 * sizes.max() - 2)  # Welch-Satterthwaite's bounds
     half = posthoc.critical_q_between(k, family_alpha, df, df_low, df_high) / np.sqrt(2.0) * se
     diff = means[:, j] - means[:, i]
-    low, high = diff - half, diff + half
-    range_low = np.maximum(0.0, np.maximum(low, -high)).max(axis=1)
-    range_high = np.maximum(np.abs(low), np.abs(high)).max(axis=1)
-    df_within = n_total - k
-    sd = np.sqrt(ss_within / df_within)
-    m = df_within + 1
-    kurtosis = n_total * fourth / ss_within**2
-    se_log = np.sqrt(np.maximum(kurtosis - (m - 3) / (m - 1), 2.0 / m) / m)
-    z = stats.norm.ppf(1.0 - (alpha - family_alpha) / 2)
-    return range_low / (sd * np.exp(z * se_log / 2)), range_high / (sd * np.exp(-z * se_log / 2))
+    range_low, range_high = gaps.bounds_from_intervals(diff - half, diff + half)
+    sd = np.sqrt(ss_within / (n_total - k))
+    half_log = stats.norm.ppf(1.0 - (alpha - family_alpha) / 2) * gaps.log_variance_se(
+        n_total * fourth / ss_within**2, n_total - k) / 2
+    return range_low / (sd * np.exp(half_log)), range_high / (sd * np.exp(-half_log))
 
 
 def _shifted(sums: list[np.ndarray], size: float, shift: float) -> list[np.ndarray]:
@@ -121,7 +104,7 @@ def _statistics(sums: list[np.ndarray], sizes: np.ndarray, confidence: float) ->
     f_statistic = (ss_between / (k - 1)) / (ss_within / (n_total - k))
     variances = ss / (sizes - 1)
     low, high = _gap_interval(means, variances, fourth, ss_within, sizes, confidence)
-    return {"anova": stats.f.sf(f_statistic, k - 1, n_total - k), "welch": _welch_p(means, variances, sizes),
+    return {"anova": stats.f.sf(f_statistic, k - 1, n_total - k), "welch": oneway.welch_test(means, variances, sizes)[1],
             "gap_low": low, "gap_high": high}
 
 

@@ -128,27 +128,35 @@ FAMILY_SHARE = 0.8
 
 
 def range_bounds(pairs: Sequence[PairComparison]) -> tuple[float, float]:
-    """Bounds on the range of group means from simultaneous pairwise intervals of mu_b - mu_a: each |difference|
-    lies in [distance of [L, U] from 0, max(|L|, |U|)], so the largest lies between the largest of each."""
-    lows = [max(0.0, p.ci_low, -p.ci_high) for p in pairs]
-    highs = [max(abs(p.ci_low), abs(p.ci_high)) for p in pairs]
-    return float(max(lows)), float(max(highs))
+    """Bounds on the range of group means from simultaneous pairwise intervals of mu_b - mu_a."""
+    low, high = bounds_from_intervals(np.array([p.ci_low for p in pairs]), np.array([p.ci_high for p in pairs]))
+    return float(low), float(high)
+
+
+def bounds_from_intervals(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each |difference| lies in [distance of [L, U] from 0, max(|L|, |U|)], so the largest lies between the largest
+    of each (over the last axis: pairs; leading axes are replicates)."""
+    return (np.maximum(0.0, np.maximum(low, -high)).max(axis=-1),
+            np.maximum(np.abs(low), np.abs(high)).max(axis=-1))
+
+
+def log_variance_se(kurtosis: np.ndarray | float, df: float) -> np.ndarray | float:
+    """Large-sample SE of ln s^2, robust to non-normal tails (Bonett 2006): se^2 = (kurtosis - (n - 3) / (n - 1)) / n
+    with n = df + 1, floored at the normal value 2 / n."""
+    n = df + 1
+    return np.sqrt(np.maximum(kurtosis - (n - 3) / (n - 1), 2.0 / n) / n)
 
 
 def pooled_sd_interval(samples: list[np.ndarray], alpha: float) -> tuple[float, float]:
-    """Two-sided 1 - alpha interval for the pooled within-group SD, robust to non-normal tails: ln s^2 +- z se,
-    se^2 = (kurtosis - (n - 3) / (n - 1)) / n (the large-sample variance of ln s^2; Bonett 2006), with n = N - k + 1
-    and the kurtosis of the pooled within-group residuals (normal data: se^2 = 2 / (N - k))."""
+    """Two-sided 1 - alpha interval for the pooled within-group SD: ln s^2 +- z se (log_variance_se), with the
+    kurtosis of the pooled within-group residuals (normal data: se^2 = 2 / (N - k))."""
     from scipy import stats
 
     residuals = np.concatenate([s - s.mean() for s in samples])
-    df = residuals.size - len(samples)
     sd = pooled_sd(samples)
-    n = df + 1
     kurtosis = float(residuals.size * (residuals**4).sum() / (residuals**2).sum() ** 2)
-    se = np.sqrt(max(kurtosis - (n - 3) / (n - 1), 2.0 / n) / n)
-    z = float(stats.norm.ppf(1.0 - alpha / 2))
-    return float(sd * np.exp(-z * se / 2)), float(sd * np.exp(z * se / 2))
+    half = float(stats.norm.ppf(1.0 - alpha / 2)) * log_variance_se(kurtosis, residuals.size - len(samples)) / 2
+    return float(sd * np.exp(-half)), float(sd * np.exp(half))
 
 
 def centre_interval(samples: list[np.ndarray], alpha: float, pooled: bool) -> tuple[float, float]:

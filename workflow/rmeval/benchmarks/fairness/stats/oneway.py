@@ -8,6 +8,7 @@ independent implementation in the tests.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -101,23 +102,29 @@ def classic_anova(samples: list[np.ndarray]) -> ClassicAnova:
 
 def welch_anova(samples: list[np.ndarray]) -> WelchAnova:
     """Welch (1951) heteroscedastic one-way ANOVA."""
-    from scipy import stats
-
     k = len(samples)
     n = np.array([s.size for s in samples], dtype=np.float64)
     if (n < 2).any() or any(np.ptp(s) == 0.0 for s in samples):  # weights n / s^2 need every variance > 0
         return WelchAnova(float("nan"), float("nan"), float(k - 1), float("nan"))
     means = np.array([s.mean() for s in samples])
     variances = np.array([s.var(ddof=1) for s in samples])
-    weights = n / variances
-    weighted_mean = (weights * means).sum() / weights.sum()
-    between = (weights * (means - weighted_mean) ** 2).sum() / (k - 1)
-    lam = ((1.0 - weights / weights.sum()) ** 2 / (n - 1)).sum()
-    denominator = 1.0 + 2.0 * (k - 2) / (k**2 - 1) * lam
-    f_statistic = between / denominator
+    f_statistic, p_value, df_within = welch_test(means, variances, n)
+    return WelchAnova(float(f_statistic), float(p_value), float(k - 1), float(df_within))
+
+
+def welch_test(means: np.ndarray, variances: np.ndarray, sizes: np.ndarray) -> tuple[Any, Any, Any]:
+    """Welch's F, p and denominator df from group means, variances (ddof=1) and sizes: the last axis is the groups,
+    leading axes (replicates) broadcast."""
+    from scipy import stats
+
+    k = sizes.shape[-1]
+    weights = sizes / variances
+    weighted_mean = (weights * means).sum(axis=-1, keepdims=True) / weights.sum(axis=-1, keepdims=True)
+    between = (weights * (means - weighted_mean) ** 2).sum(axis=-1) / (k - 1)
+    lam = ((1.0 - weights / weights.sum(axis=-1, keepdims=True)) ** 2 / (sizes - 1)).sum(axis=-1)
+    f_statistic = between / (1.0 + 2.0 * (k - 2) / (k**2 - 1) * lam)
     df_within = (k**2 - 1) / (3.0 * lam)
-    p_value = float(stats.f.sf(f_statistic, k - 1, df_within))
-    return WelchAnova(float(f_statistic), p_value, float(k - 1), float(df_within))
+    return f_statistic, stats.f.sf(f_statistic, k - 1, df_within), df_within
 
 
 def kruskal_wallis(samples: list[np.ndarray]) -> KruskalWallis:
