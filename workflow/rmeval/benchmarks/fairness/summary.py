@@ -373,7 +373,12 @@ def paired_lines(paired: Any, alpha: float) -> list[str]:
                 parts.append(f"{row.test} not computable ({int(row.n_pairs)} complete pairs)")
                 continue
             verdict = "differs" if row.p_value < alpha else "does not differ significantly"
-            parts.append(f"{row.test}: {verdict} ({_p(row.p_value)}, {int(row.n_pairs)} pairs; {row.effect} "
+            mde = getattr(row, "mde_cohens_f", math.nan)
+            if row.p_value >= alpha and not pd_isna(mde):
+                verdict += f" (this run had 80% power for Cohen's f >= {mde:.2f})"
+            q = getattr(row, "q_value", math.nan)
+            q_text = "" if pd_isna(q) else f", {_p(q).replace('p', 'q', 1)}"
+            parts.append(f"{row.test}: {verdict} ({_p(row.p_value)}{q_text}, {int(row.n_pairs)} pairs; {row.effect} "
                          f"{row.estimate:.3f}, 95% CI {row.ci_low:.3f} to {row.ci_high:.3f})")
         lines.append(f"- {model}: the same content's reward across groups " + "; ".join(parts) + ".")
     return lines + [""]
