@@ -144,3 +144,18 @@ def test_gap_and_nmgd_intervals_cover_the_truth_by_simulation(scenario) -> None:
     assert row["estimate_outside"] == 0  # an interval always holds its own estimate
     if not any(scenario.means):  # equal groups: the ANOVA's size, within Monte Carlo error (3 SE ~ 6 points)
         assert row["anova_rejects"] <= 0.11, row
+
+
+def test_tukey_family_range_bounds_equal_scipys_tukey_hsd_intervals() -> None:
+    """Where a group has no variance the CIs use Tukey-Kramer: its simultaneous intervals are scipy's."""
+    from rmeval.benchmarks.fairness.stats import posthoc
+
+    rng = np.random.default_rng(4)
+    samples = [rng.normal(0.0, 1.0, 30), rng.normal(0.3, 1.0, 30), rng.normal(0.1, 1.0, 30)]
+    ours = gaps.range_bounds(posthoc.tukey_hsd(GROUPS, samples, 0.04, p_values=False))
+    interval = stats.tukey_hsd(*samples).confidence_interval(confidence_level=0.96)
+    low, high = interval.low, interval.high  # [i, j]: mu_i - mu_j
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    expected = (max(max(0.0, low[i, j], -high[i, j]) for i, j in pairs),
+                max(max(abs(low[i, j]), abs(high[i, j])) for i, j in pairs))
+    assert ours == pytest.approx(expected, rel=1e-4)
