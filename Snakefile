@@ -37,9 +37,6 @@ else:
         raise WorkflowError(str(error))
 
 
-report: "workflow/report/workflow.rst"
-
-
 include: "workflow/rules/common.smk"
 
 
@@ -49,9 +46,10 @@ wildcard_constraints:
 
 # Each enabled benchmark's rule file (its catalogue's `rule_file`), in catalogue order; then the shared stages:
 # weights once per model, the one score rule that serves every benchmark's score stages, the lock.
-for _benchmark in PLAN.benchmarks:
+# Two benchmarks may share one rule file (RewardBench 1 and 2): it is included once.
+for _rule_file in dict.fromkeys(benchmark(name).rule_file for name in PLAN.benchmarks):
 
-    include: benchmark(_benchmark).rule_file
+    include: _rule_file
 
 
 include: "workflow/rules/download.smk"

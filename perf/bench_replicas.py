@@ -56,7 +56,7 @@ def model_entry(root: Path, abstracts: Path, device: str, smoke: bool) -> dict[s
 def collect(workdir: Path, model: str, groups: list[str]) -> list[dict[str, Any]]:
     jobs = []
     for group in groups:
-        meta = json.loads((workdir / "results" / "scores" / model / f"{group}.meta.json").read_text())
+        meta = json.loads((workdir / "results" / "scores" / "fairness" / model / f"{group}.meta.json").read_text())
         server = meta["model_server"] or {}
         jobs.append({"group": group, "startup_s": meta["startup_s"], "score_s": meta["score_s"],
                      "replica": server.get("replica"), "server": server.get("server"), "pid": server.get("pid"),
@@ -80,8 +80,8 @@ def summarise(jobs: list[dict[str, Any]]) -> dict[str, Any]:
 def identical_rewards(a: Path, b: Path, model: str, groups: list[str]) -> bool:
     import pandas as pd
 
-    return all(pd.read_parquet(a / "results" / "scores" / model / f"{g}.parquet").equals(
-        pd.read_parquet(b / "results" / "scores" / model / f"{g}.parquet")) for g in groups)
+    return all(pd.read_parquet(a / "results" / "scores" / "fairness" / model / f"{g}.parquet").equals(
+        pd.read_parquet(b / "results" / "scores" / "fairness" / model / f"{g}.parquet")) for g in groups)
 
 
 def main(argv: list[str]) -> int:
@@ -114,7 +114,7 @@ def main(argv: list[str]) -> int:
     entry = model_entry(root, abstracts, args.device, args.smoke)
     model = entry["name"]
     groups = list(PAPER_GROUPS)[: args.groups]
-    score_targets = [f"results/scores/{model}/{g}.parquet" for g in groups]
+    score_targets = [f"results/scores/fairness/{model}/{g}.parquet" for g in groups]
     prep_targets = [f"results/data/{g}.parquet" for g in groups] + [f"results/models/{model}.downloaded.json"]
 
     load = os.getloadavg()

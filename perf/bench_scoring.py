@@ -12,7 +12,12 @@ Each run reports tokens/s (real tokens over wall seconds, tokenisation included,
 excluded), padding efficiency (real tokens over computed tokens) and the largest relative reward
 difference against (a). bf16 rows for (b) and (c) follow, with their drift against fp32 (a).
 
+With --dedup-ab it times only the engine, with and without its deduplication of identical model inputs
+(rmeval.scoring.distinct: keys hashed in prepare, one score per key), interleaved A/B over --repeats rounds on
+rows without duplicates, and reports the median cost of deduplication (goal: <= 2 %).
+
 Usage: python perf/bench_scoring.py [--rows 2000] [--quick] [--repeats 1] [--threads N] [--engine-compile]
+       python perf/bench_scoring.py --dedup-ab [--rows 400] [--repeats 7] [--threads 1]
 On a machine shared with other jobs, use --threads 1: wall ratios then mix different loads, while
 process CPU time stays exact (no threads spinning at barriers); the goals are judged on CPU time
 whenever Linux's CPU pressure (PSI) shows contention. The last line of stdout is one JSON object.
@@ -34,6 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _models  # noqa: E402 - the benchmark helpers live beside this script
+import _runs  # noqa: E402
 
 REWARDBENCH_CLI_NOTE = (
     "RewardBench's own CLI (scripts/run_rm.py) was not run: it cannot run without CUDA (it loads reward models "
@@ -216,6 +222,61 @@ def engine_run(handle: EngineHandle, pairs) -> tuple[np.ndarray, int, int, int]:
     return table["reward"].to_numpy(dtype=np.float64), int(table["n_tokens"].sum()), computed[0], report.batches
 
 
+def without_dedup():
+    """The engine as before deduplication: no keys computed in prepare, so every row is its own input."""
+    from contextlib import contextmanager
+
+    from rmeval.models.chat import Encoded
+
+    @contextmanager
+    def patched():
+        keys = Encoded.keys
+        Encoded.keys = lambda self, extra=None: None  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            Encoded.keys = keys  # type: ignore[method-assign]
+
+    return patched()
+
+
+def dedup_ab(engine: EngineHandle, pairs, repeats: int) -> dict[str, Any]:
+    """Interleaved A/B (order alternating per round): the engine with and without deduplication; CPU and wall."""
+    arms: dict[str, list[RunResult]] = {"dedup": [], "before": []}
+    for round_index in range(repeats):
+        order = ("dedup", "before") if round_index % 2 == 0 else ("before", "dedup")
+        for arm in order:
+            if arm == "before":
+                with without_dedup():
+                    arms[arm].append(timed("c0", "engine without dedup", "float32", lambda: engine_run(engine, pairs)))
+            else:
+                arms[arm].append(timed("c", "engine with dedup", "float32", lambda: engine_run(engine, pairs)))
+    assert arms["dedup"][0].rewards is not None and arms["before"][0].rewards is not None
+    same = bool(np.array_equal(arms["dedup"][0].rewards, arms["before"][0].rewards))
+    ratios_cpu = [d.cpu_s / b.cpu_s for d, b in zip(arms["dedup"], arms["before"], strict=True)]
+    ratios_wall = [d.wall_s / b.wall_s for d, b in zip(arms["dedup"], arms["before"], strict=True)]
+    prepare_started = time.process_time()
+    engine.scorer.prepare(pairs)
+    prepare_cpu_s = time.process_time() - prepare_started
+    keys_started = time.process_time()
+    engine.scorer.encoded.keys()
+    keys_cpu_s = time.process_time() - keys_started
+    return {
+        "benchmark": "bench_scoring --dedup-ab",
+        "rows": len(pairs),
+        "distinct_rows": len({engine.scorer.encoded.row(i).tobytes() for i in range(len(pairs))}),
+        "repeats": repeats,
+        "cpu_s": {arm: [round(r.cpu_s, 3) for r in runs] for arm, runs in arms.items()},
+        "wall_s": {arm: [round(r.wall_s, 3) for r in runs] for arm, runs in arms.items()},
+        "median_cost_cpu_percent": round(100 * (float(np.median(ratios_cpu)) - 1), 2),
+        "median_cost_wall_percent": round(100 * (float(np.median(ratios_wall)) - 1), 2),
+        "keys_cpu_s": round(keys_cpu_s, 4),
+        "prepare_cpu_s": round(prepare_cpu_s, 4),
+        "rewards_identical": same,
+        "goal": {"target_percent": 2.0, "met": bool(np.median(ratios_cpu) - 1 <= 0.02)},
+    }
+
+
 def first_rows(pairs, count: int):
     """The first `count` rows of `pairs` (warm-ups, the bf16 rows of --quick)."""
     from rmeval.tasks import Pairs
@@ -267,6 +328,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--engine-compile", action="store_true",
                         help="add a row: the engine with its model wrapped in torch.compile(dynamic=True) "
                              "(a candidate the engine does not have yet; compile time reported, not timed)")
+    parser.add_argument("--dedup-ab", action="store_true",
+                        help="time only the engine with and without deduplication, interleaved (see above)")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="where the built model is cached (default: ~/.cache/rmeval/bench-models)")
     return parser.parse_args(argv)
@@ -293,6 +356,14 @@ def main(argv: list[str] | None = None) -> int:
     pairs = Pairs(ids=[p.id for p in papers], prompts=[m[0]["content"] for m in map(_models.chat_messages, papers)],
                   responses=[m[1]["content"] for m in map(_models.chat_messages, papers)], steps=None)
 
+    if args.dedup_ab:
+        engine = load_engine(model_dir, "float32", args.max_length, args.engine_budget)
+        engine_run(engine, first_rows(pairs, QUICK_WARMUP_ROWS if args.quick else 8))
+        summary = dedup_ab(engine, pairs, max(2, repeats))
+        summary.update({"cpu": _runs.cpu_name(), "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
+                        "token_budget": engine.token_budget})
+        print(json.dumps(summary))
+        return 0
     tokenizer, model = load_hf_model(model_dir, "float32")
     texts = [tokenizer.apply_chat_template(_models.chat_messages(p), tokenize=False) for p in papers]
     engine = load_engine(model_dir, "float32", args.max_length, args.engine_budget)

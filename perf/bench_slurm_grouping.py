@@ -81,7 +81,7 @@ def _slurm_requests(output: str) -> list[dict[str, str]]:
 def _jobs(workdir: Path) -> dict[str, list[dict[str, Any]]]:
     """Per model, its jobs' metadata in the order they finished (the parquet's mtime)."""
     jobs: dict[str, list[dict[str, Any]]] = {}
-    for meta_path in sorted((workdir / "results" / "scores").glob("*/*.meta.json")):
+    for meta_path in sorted((workdir / "results" / "scores").glob("*/*/*.meta.json")):
         meta = json.loads(meta_path.read_text())
         scores = meta_path.with_name(meta_path.name.removesuffix(".meta.json") + ".parquet")
         jobs.setdefault(meta_path.parent.name, []).append(
@@ -99,7 +99,7 @@ def _loads(jobs: list[dict[str, Any]]) -> int:
 def _same_rewards(first: Path, second: Path) -> bool:
     import pandas as pd
 
-    files = sorted(p.relative_to(first) for p in (first / "results" / "scores").glob("*/*.parquet"))
+    files = sorted(p.relative_to(first) for p in (first / "results" / "scores").glob("*/*/*.parquet"))
     return bool(files) and all(pd.read_parquet(first / f).equals(pd.read_parquet(second / f)) for f in files)
 
 

@@ -52,7 +52,7 @@ def collect(workdir: Path, models: list[str], groups: list[str]) -> dict[str, li
     for model in models:
         rows = []
         for group in groups:
-            meta = json.loads((workdir / "results" / "scores" / model / f"{group}.meta.json").read_text())
+            meta = json.loads((workdir / "results" / "scores" / "fairness" / model / f"{group}.meta.json").read_text())
             wall = _benchmark_seconds(workdir, model, group)
             server = meta.get("model_server") or {}
             rows.append({
@@ -90,8 +90,8 @@ def identical_rewards(cold: Path, warm: Path, model: str, groups: list[str]) -> 
     import pandas as pd
 
     for group in groups:
-        a = pd.read_parquet(cold / "results" / "scores" / model / f"{group}.parquet")
-        b = pd.read_parquet(warm / "results" / "scores" / model / f"{group}.parquet")
+        a = pd.read_parquet(cold / "results" / "scores" / "fairness" / model / f"{group}.parquet")
+        b = pd.read_parquet(warm / "results" / "scores" / "fairness" / model / f"{group}.parquet")
         if not a.equals(b):
             return False
     return True
@@ -128,7 +128,7 @@ def main(argv: list[str]) -> int:
     entries = model_entries(root, abstracts, args.device)
     models = [entry["name"] for entry in entries]
     groups = list(PAPER_GROUPS)
-    score_targets = [f"results/scores/{m}/{g}.parquet" for m in models for g in groups]
+    score_targets = [f"results/scores/fairness/{m}/{g}.parquet" for m in models for g in groups]
     prep_targets = [f"results/data/{g}.parquet" for g in groups] + [f"results/models/{m}.downloaded.json" for m in models]
 
     load = os.getloadavg()

@@ -89,3 +89,23 @@ def test_spec_argument_inline_or_from_a_file(tmp_path: Path) -> None:
     assert read_spec(text) == read_spec(f"@{tmp_path / 'spec.json'}")
     with pytest.raises(RmevalError, match="file not found"):
         read_spec(f"@{tmp_path / 'missing.json'}")
+
+
+def test_the_scoring_modules_import_one_way() -> None:
+    """No import cycle among rmeval.scoring's modules, function-level imports included: the job reaches the server
+    through the client and the shared protocol module, the server reaches the job's request module, never back."""
+    import ast
+
+    from workflow_helpers import REPO_ROOT
+
+    folder = REPO_ROOT / "workflow" / "rmeval" / "scoring"
+    edges = {path.stem: {node.module.rpartition(".")[2] for node in ast.walk(ast.parse(path.read_text()))
+                         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rmeval.scoring.")}
+             for path in folder.glob("*.py")}
+
+    def reaches(start: str, goal: str, seen: frozenset[str] = frozenset()) -> bool:
+        return any(step == goal or (step not in seen and reaches(step, goal, seen | {step}))
+                   for step in edges.get(start, ()))
+
+    assert [module for module in edges if reaches(module, module)] == []
+    assert "server" not in edges["client"] and "job" not in edges["server"]

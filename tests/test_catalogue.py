@@ -49,10 +49,11 @@ _outputs = {{
     }}
     for job_rule in workflow.rules
 }}
-# The lock's config hash is taken before run.smk adds the report's sections to the config.
-_hash_before = PLAN.config_sha256 == _config_sha256({{k: v for k, v in config.items() if k != "_report_sections"}})
+# The config is left as the lock's hash saw it: the report's sections go to a composed front page instead.
+_hash_before = PLAN.config_sha256 == _config_sha256(config)
 Path("parsed.json").write_text(_json.dumps({{"outputs": _outputs, "all": all_outputs(), "hash_before": _hash_before,
-                                            "report_sections": config["_report_sections"]}}))
+                                            "report_sections": list(RUN_OUTPUTS.report_sections),
+                                            "report_text": str(workflow.report_text)}}))
 """
 
 
@@ -77,7 +78,7 @@ def catalogued_files() -> dict[str, str]:
     """Every file the fairness and run catalogues declare (a table's .md and .tex, a figure's .pdf too) -> its
     rule."""
     files = {}
-    for output in (*BENCHMARK.outputs, *RUN.outputs):
+    for output in (*BENCHMARK.active(), *RUN.outputs):
         for path in (output.path, *(output.sibling(suffix) for suffix in output.formats)):
             assert path not in files, f"{path} is declared twice"
             files[path] = output.rule
@@ -101,7 +102,7 @@ def test_the_fairness_and_run_rules_write_only_catalogued_files(parsed: dict) ->
 
 
 def test_captioned_outputs_are_report_entries_with_an_existing_caption(parsed: dict) -> None:
-    for output in (*BENCHMARK.outputs, *RUN.outputs):
+    for output in (*BENCHMARK.active(), *RUN.outputs):
         entry = parsed["outputs"][output.rule][output.path]
         if output.caption is None:
             assert entry["caption"] is None, output.key
@@ -118,10 +119,13 @@ def test_rule_all_asks_for_every_catalogued_file(parsed: dict) -> None:
 
 
 def test_run_rules_read_what_the_enabled_benchmarks_declare(parsed: dict) -> None:
-    """RewardMATH is off in this config: its report section is not on the front page, and the config's hash for
-    the lock does not see the sections."""
+    """RewardMATH is off in this config: its report section is not on the front page, fairness's is; the config
+    is not written to after its hash for the lock (the page is composed into the run's .snakemake folder)."""
     assert parsed["hash_before"] is True
-    assert parsed["report_sections"] == []
+    assert len(parsed["report_sections"]) == 1 and "2 disciplines" in parsed["report_sections"][0]
+    page = Path(parsed["report_text"].removeprefix("file://"))
+    assert page.name == "workflow.rst" and ".snakemake" in page.parts
+    assert parsed["report_sections"][0] in page.read_text()
 
 
 def test_keys_are_unique_and_inputs_name_catalogued_outputs() -> None:

@@ -30,7 +30,7 @@ def unpaired_run(tmp_path_factory: pytest.TempPathFactory, tiny_models: TinyMode
 
 
 def rewards(run: ScenarioRun, group: str) -> pd.DataFrame:
-    scores = pd.read_parquet(run.results / "scores" / "tiny" / f"{group}.parquet")
+    scores = pd.read_parquet(run.results / "scores" / "fairness" / "tiny" / f"{group}.parquet")
     data = pd.read_parquet(run.results / "data" / f"{group}.parquet")
     assert list(scores["id"]) == list(data["id"]), "the corpus id is the score files' id"
     return scores.merge(data, on="id")

@@ -77,7 +77,7 @@ def test_snakemake_with_a_direct_and_a_pairwise_judge(both_branches_run: JudgedR
     table1 = (results / "tables" / "table1_anova.md").read_text()
     assert "judge-direct (LLM judge†)" in table1 and "not part of Song et al." in table1
     assert any(r["note"] for r in _csv(results / "tables" / "table1_anova.csv") if r["model"] == "judge-direct")
-    meta = json.loads((results / "scores" / "judge-direct" / "physics.meta.json").read_text())
+    meta = json.loads((results / "scores" / "fairness" / "judge-direct" / "physics.meta.json").read_text())
     assert meta["adapter"] == "judge" and meta["adapter_details"]["n_judged"] == 4
 
     logs = "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))
@@ -94,8 +94,8 @@ def test_snakemake_with_a_direct_and_a_pairwise_judge(both_branches_run: JudgedR
     shutil.copytree(workdir / "api-cache", rerun / "api-cache")
     judges = sorted(judge["name"] for judge in judge_entries(config))
     judge_outputs = [f"results/rewardmath/official/{judge}.json" for judge in judges]
-    judge_outputs += [f"results/rewardmath/scores/{judge}/rewardbench_math_prm.parquet" for judge in judges]
-    judge_outputs += [f"results/scores/judge-direct/{group}.parquet" for group in config["groups"]]
+    judge_outputs += [f"results/scores/rewardmath/{judge}/rewardbench_math_prm.parquet" for judge in judges]
+    judge_outputs += [f"results/scores/fairness/judge-direct/{group}.parquet" for group in config["groups"]]
     run_snakemake(rerun, run.configfile, "--cores", "2", *judge_outputs, env={JUDGE_KEY_ENV: JUDGE_SECRET})
     rerun_sent = server.requests - sent
     print(f"\nloopback judge server: first run {sent} requests, rerun from scratch {rerun_sent} requests")

@@ -87,7 +87,7 @@ def test_lock_records_papers_with_versions_models_and_software(locked_run):
     versions = {p.version for g in lock.sections["fairness"].groups.values() for p in g.papers}
     assert versions == {"v1", "v2"}  # the snapshot's latest version of each paper
     model = lock.models["tiny"]
-    meta = json.loads((locked_run.workdir / "results" / "scores" / "tiny" / "physics.meta.json").read_text())
+    meta = json.loads((locked_run.workdir / "results" / "scores" / "fairness" / "tiny" / "physics.meta.json").read_text())
     assert model.revision == meta["revision"] and model.revision.startswith("local-sha256:")
     assert model.dtype == "float32" and model.adapter == "sequence-classification"
     assert {"python", "torch", "transformers", "tokenizers"} <= set(lock.software)
@@ -174,9 +174,9 @@ def test_a_model_folder_changed_after_locking_stops_the_job(locked_run, tmp_path
     shutil.copy(locked_run.lock, published)
     (model,) = yaml.safe_load(locked_run.configfile.read_text())["models"]
     configfile = _config_beside(locked_run, tmp_path, lock=str(published), models=[{**model, "path": str(changed)}])
-    result = run_snakemake(tmp_path, configfile, "--cores", "1", "results/scores/tiny/physics.parquet", check=False)
+    result = run_snakemake(tmp_path, configfile, "--cores", "1", "results/scores/fairness/tiny/physics.parquet", check=False)
     assert result.returncode != 0
-    log = (tmp_path / "logs" / "score" / "tiny" / "physics.log").read_text()
+    log = (tmp_path / "logs" / "fairness" / "score" / "tiny" / "physics.log").read_text()
     from rmeval.models.hf import local_fingerprint
 
     locked = load_lock(published).models["tiny"].revision
@@ -184,7 +184,7 @@ def test_a_model_folder_changed_after_locking_stops_the_job(locked_run, tmp_path
     assert locked != now
     assert f"found revision {now} but the lock says {locked}" in log
     assert "model server" not in log, "the changed folder is caught before anything loads it"
-    assert not (tmp_path / "results" / "scores" / "tiny" / "physics.parquet").exists()
+    assert not (tmp_path / "results" / "scores" / "fairness" / "tiny" / "physics.parquet").exists()
 
 
 # --- the API path: an original sample from the recorded search page, rebuilt through id_list ---------------
@@ -396,7 +396,7 @@ def test_template_and_prompt_hashes_are_read_where_the_sidecars_put_them(tmp_pat
     assert lock.extra == {"template_hash": "t0",
                           "prompt_hash": {"fairness/mathematics": "p2", "fairness/physics": "p1"}}
     # The benchmark comes from the caller, never from the path (this one has "rewardmath" in it).
-    other = tmp_path / "rewardmath" / "scores" / "m" / "Algebra.meta.json"
+    other = tmp_path / "scores" / "rewardmath" / "m" / "Algebra.meta.json"
     other.parent.mkdir(parents=True)
     other.write_text(json.dumps({**base, "prompt_hash": "p3"}))
     assert model_locks({"fairness": metas, "x": [str(other)]})["m"].extra["prompt_hash"] == {

@@ -154,6 +154,35 @@ def test_jobs_after_the_first_reuse_the_warm_model_with_identical_rewards(run: R
                                       check_exact=True)
 
 
+def test_copies_tie_within_a_job_and_across_the_server_s_jobs_whatever_the_budget(run: Run, tmp_path: Path) -> None:
+    """Group a holds one paper twice, group b holds one of a's papers: scored through one server at budgets 256 and
+    65536, every copy has one reward, bit for bit; in-process (no server memory) the rewards agree within the
+    engine's tolerance and the copies inside a job still tie."""
+    first = pd.read_parquet(_papers(tmp_path / "a.parquet", 30, seed=1))
+    first.loc[7, ["title", "abstract"]] = first.loc[3, ["title", "abstract"]].to_numpy()
+    first.to_parquet(tmp_path / "a.parquet")
+    second = pd.read_parquet(_papers(tmp_path / "b.parquet", 30, seed=2))
+    second.loc[0, ["title", "abstract"]] = first.loc[12, ["title", "abstract"]].to_numpy()
+    second.to_parquet(tmp_path / "b.parquet")
+    for name, budget in (("a", "256"), ("b", "65536")):
+        result = run.score(tmp_path / f"{name}.parquet", tmp_path / "warm" / f"{name}.parquet", "--token-budget", budget)
+        assert result.returncode == 0, result.stderr
+    warm_a, warm_b = (pd.read_parquet(tmp_path / "warm" / f"{n}.parquet").set_index("id")["reward"] for n in "ab")
+    ids_a, ids_b = first["id"].tolist(), second["id"].tolist()
+    assert warm_a[ids_a[3]] == warm_a[ids_a[7]] and warm_b[ids_b[0]] == warm_a[ids_a[12]]
+    meta_a, meta_b = _meta(tmp_path / "warm" / "a.parquet"), _meta(tmp_path / "warm" / "b.parquet")
+    assert (meta_a["rows"], meta_a["distinct_sequences"], meta_b["distinct_sequences"]) == (30, 29, 30)
+    assert meta_b["adapter_details"]["rows_from_server_memory"] == 1
+    for name, warm in (("a", warm_a), ("b", warm_b)):
+        cold = tmp_path / "cold" / f"{name}.parquet"
+        _in_process(run.spec, tmp_path / f"{name}.parquet", cold, token_budget=65536)
+        rewards = pd.read_parquet(cold).set_index("id")["reward"]
+        np.testing.assert_allclose(rewards.to_numpy(), warm.loc[rewards.index].to_numpy(), rtol=0,
+                                   atol=2e-6 * max(1.0, float(np.abs(warm).max())))
+        if name == "a":
+            assert rewards[ids_a[3]] == rewards[ids_a[7]]
+
+
 # The real CLI with a pause before each batch it sends to the server (RMEVAL_DRILL_SLOW_S): still running when
 # its server is hit, however fast the machine.
 FAULT_RUNNER = Path(__file__).resolve().parent / "drills" / "fault_runner.py"
@@ -285,7 +314,7 @@ def test_a_dead_servers_state_file_is_not_taken_for_a_hung_successor(tmp_path: P
     import threading
 
     from rmeval.scoring.client import ModelServerError, ServerLaunch, _wait_ready
-    from rmeval.scoring.server import hold_lock
+    from rmeval.scoring.protocol import hold_lock
 
     address = server_address("m", "1:2", ["spec"], workdir=tmp_path)
     address.directory.mkdir(parents=True)

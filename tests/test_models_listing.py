@@ -56,7 +56,8 @@ def test_attn_implementation_defaults_to_sdpa_and_keeps_old_spec_json() -> None:
     assert ModelSpec.from_json(eager.to_json()) == eager and ModelSpec.from_json(plain.to_json()) == plain
     gemma = REGISTRY["Skywork-Reward-Gemma-2-27B-v0.2"]
     assert gemma.attn_implementation == "flash_attention_2"
-    assert {spec.attn_implementation for name, spec in REGISTRY.items() if name != gemma.name} == {"sdpa"}
+    assert {spec.attn_implementation for name, spec in REGISTRY.items()
+            if name != gemma.name and not spec.adapter_entry.remote} == {"sdpa"}
 
 
 def test_attn_implementation_is_checked() -> None:
@@ -83,3 +84,16 @@ def test_the_lock_records_flash_attn_when_the_jobs_had_it(tmp_path: Path) -> Non
     except metadata.PackageNotFoundError:
         installed = None
     assert software_versions({"bench": [without]}).get("flash-attn") == installed  # absent here: no key
+
+
+def test_an_http_adapter_takes_no_attention_default_and_round_trips() -> None:
+    """The schema's `attn_implementation: sdpa` applies to models loaded here, not to an HTTP adapter's entry; a
+    parsed entry written back (`asdict`) parses again to the same spec, and its spec JSON is what it was."""
+    from dataclasses import asdict
+
+    remote = REGISTRY["Nemotron-4-340B-Reward"]
+    assert remote.adapter_entry.remote and remote.attn_implementation is None
+    assert "attn_implementation" not in remote.to_json()
+    assert spec_from_mapping(asdict(remote), where="t") == remote
+    local = REGISTRY["Skywork-Reward-V2-Qwen3-0.6B"]
+    assert spec_from_mapping(asdict(local), where="t") == local and local.attn_implementation == "sdpa"

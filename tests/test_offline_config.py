@@ -23,7 +23,7 @@ def _check_snapshot_data(run: ScenarioRun) -> None:
 
 def _check_local_model(run: ScenarioRun, model: str, groups: tuple[str, ...]) -> None:
     for group in groups:
-        scores = pd.read_parquet(run.results / "scores" / model / f"{group}.parquet")
+        scores = pd.read_parquet(run.results / "scores" / "fairness" / model / f"{group}.parquet")
         assert len(scores) == run.config["arxiv"]["papers_per_group"] and scores["reward"].notna().all()
     marker = json.loads((run.results / "models" / f"{model}.downloaded.json").read_text())
     assert marker["source"] == "local-dir"
@@ -35,7 +35,7 @@ def test_shipped_offline_config_runs_without_network(tmp_path, shared_data, tiny
     config = Scenario("offline").config()
     (model,) = [entry["name"] for entry in config["models"]]
     first_group = next(iter(config["groups"]))
-    run = run_scenario("offline", workdir, shared_data, tiny_models, f"results/scores/{model}/{first_group}.parquet",
+    run = run_scenario("offline", workdir, shared_data, tiny_models, f"results/scores/fairness/{model}/{first_group}.parquet",
                        env=no_network)
     assert "preflight" not in run.output
     _check_snapshot_data(run)

@@ -68,3 +68,31 @@ def test_bench_scoring_quick(shared_data: Path, tmp_path: Path, monkeypatch: pyt
         assert 0 < run["max_rel_diff_vs_a"] < 0.5, run
     assert set(summary["goals"]) == {"c_over_b", "c_over_a", "fp32_rewards_within_1e-4"}
     assert {"c_over_b", "c_over_a", "b_over_a"} <= set(summary["ratios"])
+
+
+def test_bench_scoring_dedup_ab_on_the_tiny_model(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deduplication A/B (`--dedup-ab`): both arms run, interleaved, on rows without duplicates, with identical
+    rewards (its function on the tiny model: the 30M bench model's loading is what --quick above already pays)."""
+    from rmeval.tasks import Pairs
+
+    bench = _bench_scoring_module(monkeypatch)
+    engine = bench.load_engine(tiny_model_dir, "float32", 512, None)
+    pairs = Pairs(ids=[f"r{i}" for i in range(6)], prompts=["Rate this."] * 6,
+                  responses=[f"answer number {i} " * (i + 1) for i in range(6)], steps=None)
+    with torch_threads_kept():
+        summary = bench.dedup_ab(engine, pairs, 2)
+    assert summary["rows"] == summary["distinct_rows"] == 6
+    assert len(summary["cpu_s"]["dedup"]) == len(summary["cpu_s"]["before"]) == 2
+    assert summary["rewards_identical"] is True and summary["keys_cpu_s"] >= 0
+
+
+def test_official_rewardbench_skips_with_its_reason_without_the_package(monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location("official_rewardbench", REPO_ROOT / "perf" / "official_rewardbench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.delenv("RMEVAL_REWARDBENCH_PYTHON", raising=False)
+    assert module.main([]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["skipped"].startswith("no official environment")
+    assert module.main(["--official-python", sys.executable]) == 0  # this environment has no rewardbench package
+    assert "cannot import rewardbench" in json.loads(capsys.readouterr().out.strip().splitlines()[-1])["skipped"]

@@ -18,7 +18,7 @@ import yaml
 from chromium import chromium_path, render_page_images, render_report
 from rmeval.benchmarks.fairness.catalogue import BENCHMARK
 from rmeval.benchmarks.fairness.figures.cli import FIGURE_NAMES
-from rmeval.run_outputs.report import SECTIONS_KEY, report_sections
+from rmeval.run_outputs.report import front_page, report_sections
 from test_figures import write_fixture_tables
 from workflow_helpers import run_snakemake_process
 
@@ -86,10 +86,11 @@ def figures_report(tmp_path_factory: pytest.TempPathFactory) -> BuiltReport:
         # As the Snakefile does: the schema's defaults filled in (the rules read `config[...]`, no fallback).
         "from rmeval.config_check import config_schema, fill_defaults\n\n"
         "fill_defaults(config, config_schema())\n\n"
-        f'report: "{REPORT_DIR / "workflow.rst"}"\n\n'
+        # the front page as run.smk composes it: the shared page with the enabled benchmarks' sections
+        "from pathlib import Path\nfrom rmeval.run_outputs.report import FRONT_PAGE, report_sections, write_front_page\n\n"
+        f'report: str(write_front_page(report_sections(config, Path("{REPORT_DIR}")), Path("{REPORT_DIR}"), '
+        'Path(FRONT_PAGE)))\n\n'
         f'include: "{REPO_ROOT / "workflow" / "rules" / "common.smk"}"\n'
-        # as fairness.smk, which includes the figures' rule file, sets them (a paired corpus adds its figure)
-        "PAIRED_TABLES = {}\nPAIRED_FIGURES = {}\n\n"
         f'include: "{REPO_ROOT / "workflow" / "rules" / "fairness_figures.smk"}"\n\n\n'
         "rule all:\n"
         "    input:\n"
@@ -128,13 +129,11 @@ def test_caption_files_are_valid_rst_of_one_or_two_sentences() -> None:
         assert 1 <= len(sentences) <= 2, f"{path}: {len(sentences)} sentences"
         # halt_level 2: a docutils warning (bad markup) fails the test instead of leaking into the report.
         publish_parts(path.read_text(), writer="html", settings_overrides={"halt_level": 2})
-    # The front page with every enabled benchmark's section, as workflow/rules/run.smk hands them to it.
+    # The front page with every enabled benchmark's section, as workflow/rules/run.smk composes it.
     for rewardmath in (True, False):
         config = {**CONFIG, "rewardmath": {"enabled": rewardmath}}
-        config[SECTIONS_KEY] = report_sections(config, REPORT_DIR)
-        front = Template((REPORT_DIR / "workflow.rst").read_text()).render(
-            snakemake=type("Snakemake", (), {"config": config})
-        )
+        page = front_page(report_sections(config, REPORT_DIR), REPORT_DIR)  # as run.smk composes it
+        front = Template(page).render(snakemake=type("Snakemake", (), {"config": config}))
         links = "\n".join(f".. _{stem}.png: #{stem}" for stem in FIGURE_NAMES)
         html = publish_parts(front + "\n\n" + links, writer="html", settings_overrides={"halt_level": 2})["body"]
         assert "2 disciplines" in html and "30 papers per group" in html

@@ -272,8 +272,8 @@ def test_the_plan_scores_one_table_per_model_and_needs_the_local_file():
     tiny = {"name": "tiny", "path": "/models/tiny", "resources": {"gpu": 0}}
     plan = _plan({"rewardbench2": {"enabled": True, "source": "local", "path": "rb2.jsonl", "models": [tiny]},
                   "rewardbench": {"enabled": True, "models": [tiny]}})
-    assert plan.score_files("rewardbench2") == ["results/scores/tiny/rewardbench2.parquet"]
-    assert plan.score_files("rewardbench") == ["results/scores/tiny/rewardbench.parquet"]
+    assert plan.score_files("rewardbench2") == ["results/scores/rewardbench2/tiny/rewardbench2.parquet"]
+    assert plan.score_files("rewardbench") == ["results/scores/rewardbench/tiny/rewardbench.parquet"]
     needs2, needs1 = plan.benchmarks["rewardbench2"].needs, plan.benchmarks["rewardbench"].needs
     assert [need.path for need in needs2.files] == ["rb2.jsonl"] and not needs2.datasets
     assert [need.dataset for need in needs1.datasets] == ["allenai/reward-bench"]

@@ -48,9 +48,9 @@ def rb_run(tmp_path_factory, shared_data, tiny_models):
 def test_score_files_follow_the_contract(rb_run):
     run, _ = rb_run
     results = run.workdir / "results"
-    v1 = pd.read_parquet(results / "scores/tiny-cls/rewardbench.parquet")
+    v1 = pd.read_parquet(results / "scores/rewardbench/tiny-cls/rewardbench.parquet")
     assert len(v1) == 16 and set(v1["id"].str.rsplit("#", n=1).str[1]) == {"chosen", "rejected"}
-    v2 = pd.read_parquet(results / "scores/judge-direct/rewardbench2.parquet")
+    v2 = pd.read_parquet(results / "scores/rewardbench2/judge-direct/rewardbench2.parquet")
     assert "rating" in v2.columns and "1#5" in set(v2["id"])  # the six-completion row's last completion
     assert len(v2) == len(pd.read_parquet(results / "rewardbench2/data/rewardbench2.parquet"))
     assert "rule rewardbench2_score" in run.output
@@ -64,7 +64,7 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
     table = {(r["model"], r["subset"]): r for r in _rows(results / "tables/rewardbench2_scores.csv")}
     assert table[("Random (chance)", "Factuality")]["score"] == "25"
     for model, mode in (("tiny-cls", "classifier"), ("judge-direct", "judge (direct)")):
-        scores = pd.read_parquet(results / f"scores/{model}/rewardbench2.parquet").set_index("id")
+        scores = pd.read_parquet(results / f"scores/rewardbench2/{model}/rewardbench2.parquet").set_index("id")
         # a direct judge is scored on its ratings, an unparsable one as -1 (run_generative_v2.py)
         rewards = scores["rating"].astype(float).fillna(-1.0) if mode != "classifier" else scores["reward"]
         rule = rated_best_of_n if mode != "classifier" else best_of_n
@@ -81,14 +81,15 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
             assert table[(model, subset)]["mode"] == mode
         assert float(table[(model, "Overall")]["score"]) == pytest.approx(100 * sum(expected.values()) / 6)
     v1_data = pd.read_parquet(results / "rewardbench/data/rewardbench.parquet")
-    rewards = pd.read_parquet(results / "scores/tiny-cls/rewardbench.parquet").set_index("id")["reward"]
+    rewards = pd.read_parquet(results / "scores/rewardbench/tiny-cls/rewardbench.parquet").set_index("id")["reward"]
     equal = rewards["1300#chosen"] == rewards["1300#rejected"]  # the pair whose chosen equals its rejected
     v1 = {r["subset"]: float(r["accuracy"]) for r in _rows(results / "tables/rewardbench_scores.csv")
           if r["model"] == "tiny-cls"}
     for subset, rows in v1_data.groupby("subset"):
         wins = [pair_won(rewards[f"{i}#chosen"], rewards[f"{i}#rejected"]) for i in rows["row_id"].unique()]
         assert v1[subset] == pytest.approx(100 * sum(wins) / len(wins))
-    assert not equal or v1["xstest-should-respond"] == 0.0
+    # one model input, one reward: the pair is a tie (a loss), whatever the batches (rmeval.scoring.distinct)
+    assert equal and v1["xstest-should-respond"] == 0.0
     sections = [r["section"] for r in _rows(results / "tables/rewardbench_sections.csv") if r["model"] == "tiny-cls"]
     assert sections == ["Chat", "Chat Hard", "Safety", "Reasoning", "Overall"]
     assert "\\begin{tabular}" in (results / "tables/rewardbench_sections.tex").read_text()
@@ -108,6 +109,12 @@ def test_official_layout_exports_hold_the_table_s_scores(rb_run):
     assert {k: v for k, v in exported.items() if k in table} == pytest.approx({k: v / 100 for k, v in table.items()})
     v1 = json.loads((results / "rewardbench/official/tiny-cls.json").read_text())
     assert v1["model_type"] == "Seq. Classifier" and v1["xstest-should-respond"] in (0.0, 1.0)
+    assert v1["chat_template"] == "tokenizer"  # as the official scripts write it for the tokenizer's template
+    meta = json.loads((results / "scores/tiny-cls/rewardbench.meta.json").read_text())
+    details = meta["adapter_details"]
+    assert (details["model_input"], details["max_length"], details["truncation_side"]) == (
+        "text-pipeline", 2048, "left")  # run_rm.py's input, not the registry entry's max_length 256
+    assert meta["distinct_sequences"] == meta["rows"] - 1  # the pair whose chosen equals its rejected
 
 
 @pytest.mark.e2e
@@ -139,10 +146,38 @@ def test_fairness_against_capability_reads_the_run_s_own_scores(rb_run):
 @pytest.mark.e2e
 def test_a_rerun_scores_nothing(rb_run):
     run, server = rb_run
-    score = run.workdir / "results/scores/judge-direct/rewardbench2.parquet"
+    score = run.workdir / "results/scores/rewardbench2/judge-direct/rewardbench2.parquet"
     before, requests = score.stat().st_mtime_ns, server.requests
     result = run_snakemake(run.workdir, run.configfile, "--cores", "2", *TARGETS,
                            env={JUDGE_KEY_ENV: JUDGE_SECRET})
     assert "Nothing to be done" in result.stdout + result.stderr
     assert score.stat().st_mtime_ns == before and server.requests == requests
 
+
+
+@pytest.mark.e2e
+def test_rewardbench2_alone_runs_no_fairness_job(rb_run, tmp_path):
+    """Last in this module (it rewrites the run-level files): in the same folder, a config naming only `models` and
+    `rewardbench2` (its local file) runs RewardBench 2 through to its table and the run-level outputs with no
+    fairness job; the classifier's RewardBench 2 score file is reused, not scored again."""
+    import yaml
+
+    run, _ = rb_run
+    scenario = run.config
+    alone = {"models": scenario["models"][:1], "scoring": scenario["scoring"],  # tiny-cls, as in the scenario
+             "rewardbench2": {key: scenario["rewardbench2"][key] for key in ("enabled", "source", "path", "bootstrap",
+                                                                            "seed")}}
+    configfile = tmp_path / "rewardbench2_alone.yaml"
+    configfile.write_text(yaml.safe_dump(alone))
+    score = run.workdir / "results/scores/rewardbench2/tiny-cls/rewardbench2.parquet"
+    before = score.stat().st_mtime_ns
+    result = run_snakemake(run.workdir, configfile, "--cores", "2")
+    output = result.stdout + result.stderr
+    assert "rule rewardbench2_metrics" in output and "rule run_summary" in output and "rule lock" in output
+    assert not any(word in output for word in ("rule fairness", "rule arxiv", "rule score_fairness",
+                                                "rule rewardbench_")), output[-3000:]
+    assert score.stat().st_mtime_ns == before
+    models = {r["model"] for r in _rows(run.workdir / "results/tables/rewardbench2_scores.csv")}
+    assert models == {"Random (chance)", "tiny-cls"}
+    summary = (run.workdir / "results/summary.md").read_text()
+    assert summary.startswith("## RewardBench 2") and "tiny-cls" in summary

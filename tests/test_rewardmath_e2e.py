@@ -94,7 +94,7 @@ def test_snakemake_rewardmath_branch(both_branches_run: JudgedRun) -> None:
         assert (workdir / target).is_file(), target
     assert sorted(p.stem for p in (results / "rewardmath" / "data").glob("*.parquet")) == sorted(
         [*SUBJECT_SLUGS, "rewardbench_math_prm"])
-    assert sorted(p.name for p in (results / "rewardmath" / "scores" / "tiny-prm").glob("*.parquet")) == [
+    assert sorted(p.name for p in (results / "scores" / "rewardmath" / "tiny-prm").glob("*.parquet")) == [
         "algebra.parquet", "rewardbench_math_prm.parquet"]
     metrics = {(r["setup"], r["aggregation"]): r for r in _csv(results / "tables" / "rewardmath_metrics.csv")}
     assert metrics["internlm2_reward", "scalar"]["accuracy"] == "37.27"  # official files in the same table

@@ -99,7 +99,7 @@ def test_each_rule_gets_its_settings():
     assert settings["rewardmath_prepare"] == {"source": "local", "rewardbench_source": "hf", "path": "/abs/my file.json",
                                               "split": "test", "revision": None, "rewardbench_split": "filtered",
                                               "rewardbench_revision": "a b"}
-    assert settings["rewardmath_metrics"]["scores"] == "results/rewardmath/scores"
+    assert settings["rewardmath_metrics"]["scores"] == "results/scores/rewardmath"
     assert settings["rewardmath_metrics"]["models"] == ["rm"] and settings["rewardmath_metrics"]["subjects"] == ["algebra"]
     assert settings["rewardmath_metrics"]["registry"] == "/repo/config/models.yaml"
     assert settings["rewardmath_summary"] == {"prm_aggregation": "prod", "alpha": 0.01}  # the run's alpha

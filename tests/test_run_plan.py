@@ -172,9 +172,85 @@ def test_pending_outputs_are_the_files_whose_absence_runs_a_job():
     groups = list(QUICKSTART["groups"])
     assert plan.pending_outputs({"arxiv_fetch"}, None) == [f"results/data/{g}.parquet" for g in groups]
     assert plan.pending_outputs({"score_fairness"}, SKYWORK) == [
-        f"results/scores/{SKYWORK}/{g}.parquet" for g in groups]
+        f"results/scores/fairness/{SKYWORK}/{g}.parquet" for g in groups]
     prm = "math-shepherd-mistral-7b-prm"
     tables = plan.own("rewardmath").scored_tables
     assert plan.pending_outputs({"rewardmath_prepare", "rewardmath_score"}, prm) == [
-        "results/rewardmath/data/manifest.json", *(f"results/rewardmath/scores/{prm}/{t}.parquet" for t in tables)]
+        "results/rewardmath/data/manifest.json", *(f"results/scores/rewardmath/{prm}/{t}.parquet" for t in tables)]
     assert plan.pending_outputs({"download_model"}, "not-a-model") == []
+
+
+# ----------------------------------------------------------------------------- any subset of benchmarks runs alone
+def test_rewardbench2_alone_scores_the_top_level_models_and_nothing_else():
+    """`models` and `rewardbench2:` only: no groups, no fairness job; its model list defaults to `models`."""
+    config = {"models": [SKYWORK, {"name": "inline-rm", "path": "org/inline-rm"}],
+              "rewardbench2": {"enabled": True, "source": "local", "path": "rb2.jsonl"}}
+    check_config(config, SCHEMA)
+    assert config["fairness"] == {"enabled": None} and "groups" not in config
+    plan = plan_run(config, locate)
+    assert list(plan.benchmarks) == ["rewardbench2"]
+    assert plan.score_files() == [f"results/scores/rewardbench2/{m}/rewardbench2.parquet" for m in (SKYWORK, "inline-rm")]
+    assert plan.targets("rewardbench2")[:4] == ["results/tables/rewardbench2_scores.csv",
+                                                "results/tables/rewardbench2_scores.md",
+                                                "results/tables/rewardbench2_scores.tex",
+                                                f"results/rewardbench2/official/{SKYWORK}.json"]
+    settings = json.loads(plan.settings("rewardbench2", "rewardbench2_metrics"))
+    assert (settings["bootstrap"], settings["seed"]) == (2000, 0)  # the run's stats.bootstrap / stats.seed
+
+
+def test_fairness_is_on_with_groups_unless_turned_off():
+    on = filled()
+    assert "fairness" in plan_run(on, locate).benchmarks
+    off = filled(fairness={"enabled": False})
+    assert "fairness" not in plan_run(off, locate).benchmarks
+    with pytest.raises(Exception, match=r"groups: missing; required when fairness\.enabled is True"):
+        check_config({"models": [SKYWORK], "fairness": {"enabled": True}}, SCHEMA)
+
+
+def test_a_benchmark_overrides_the_run_s_bootstrap_and_seed_visibly():
+    config = filled(stats={"bootstrap": 500, "seed": 3}, arxiv={"seed": None},
+                    rewardmath={"enabled": True, "models": [SKYWORK], "bootstrap": 100})
+    plan = plan_run(config, locate)
+    metrics = json.loads(plan.settings("rewardmath", "rewardmath_metrics"))
+    assert (metrics["bootstrap"], metrics["seed"]) == (100, 3)
+    assert json.loads(plan.settings("fairness", "fairness_stats"))["bootstrap"] == 500
+    assert json.loads(plan.settings("fairness", "arxiv_select"))["seed"] == 3  # arxiv.seed: null = the run's
+
+
+def test_one_bootstrap_and_one_seed_default_across_all_schemas():
+    """Every `bootstrap` / `seed` key of the merged schema either is the run's (stats.*) or defaults to null and
+    names the run's key it falls back to."""
+    from rmeval.config_check import RUN_DEFAULT_MARK
+
+    found: dict[str, Any] = {}
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            for name, child in (node.get("properties") or {}).items():
+                if name in ("bootstrap", "seed") and isinstance(child, dict):
+                    found[f"{path}{name}"] = child
+                walk(child, f"{path}{name}.")
+    walk(SCHEMA, "")
+    assert {"stats.bootstrap", "stats.seed", "arxiv.seed", "corpus.seed", "rewardmath.bootstrap", "rewardmath.seed",
+            "rewardbench2.bootstrap", "rewardbench2.seed"} <= set(found)
+    for key, node in found.items():
+        if key.startswith("stats."):
+            assert node["default"] is not None, key
+        else:
+            assert node["default"] is None and node[RUN_DEFAULT_MARK] == f"stats.{key.rsplit('.', 1)[1]}", key
+
+
+@pytest.mark.parametrize("chosen", [("rewardmath",), ("rewardbench",), ("rewardbench2",), ("rewardmath", "rewardbench"),
+                                    ("rewardmath", "rewardbench2"), ("rewardbench", "rewardbench2"),
+                                    ("rewardmath", "rewardbench", "rewardbench2")])
+def test_any_subset_of_benchmarks_plans_alone(chosen):
+    sections = {"rewardmath": {"enabled": True, "models": [SKYWORK], "source": "local", "path": "rm.jsonl",
+                               "rewardbench_source": "none"},
+                "rewardbench": {"enabled": True, "source": "local", "path": "rb.jsonl"},
+                "rewardbench2": {"enabled": True, "source": "local", "path": "rb2.jsonl"}}
+    config = {"models": [SKYWORK], **{name: sections[name] for name in chosen}}
+    check_config(config, SCHEMA)
+    plan = plan_run(config, locate)
+    assert tuple(plan.benchmarks) == chosen
+    assert {jobs.stage.rule for jobs in plan.score_jobs} == {f"{name}_score" for name in chosen}
+    assert all(path.startswith(tuple(f"results/scores/{name}/" for name in chosen)) for path in plan.score_files())

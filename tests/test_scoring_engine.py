@@ -261,3 +261,35 @@ def test_compiled_model_gives_the_eager_rewards(tiny_model_dir: Path, tmp_path: 
         rewards[compiled] = pd.read_parquet(output).sort_values("id")["reward"].to_numpy()
         assert json.loads(meta.read_text())["compiled"] is compiled
     np.testing.assert_allclose(rewards[True], rewards[False], rtol=1e-4, atol=1e-6)
+
+
+def test_copies_are_scored_once_and_share_every_output(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Rows with one model input: one forward pass for all, one reward bit for bit at any budget, and a resume
+    from a checkpoint of some first rows still gives every copy its first row's reward."""
+    from rmeval.scoring.checkpoint import Checkpoint
+    from rmeval.scoring.distinct import distinct_rows
+
+    papers = _papers(12)
+    papers = pd.concat([papers, papers.iloc[[3, 3, 7]].assign(id=["c1", "c2", "c3"])], ignore_index=True)
+    pairs = fairness_pairs(papers, where="test")
+    scorer = load_scorer(_spec(tiny_model_dir), Runtime(device="cpu", dtype="float32"))
+    scored: list[int] = []
+    score = scorer.score
+    scorer.score = lambda indices: (scored.extend(indices.tolist()), score(indices))[1]
+    prepared = scorer.prepare(pairs)
+    assert distinct_rows(prepared.keys, len(pairs)).count == 12
+    rewards = []
+    for budget in (64, 65536):
+        scored.clear()
+        table, report = score_rows(scorer, pairs, prepared, EngineSettings(budget, 64, 0), None, "tiny")
+        assert sorted(scored) == list(range(12)) and report.distinct_rows == 12 and report.scored_rows == 12
+        by_id = table.set_index("id")
+        assert by_id.loc["c1", "reward"] == by_id.loc["c2", "reward"] == by_id.loc[pairs.ids[3], "reward"]
+        assert by_id.loc["c3", "n_tokens"] == by_id.loc[pairs.ids[7], "n_tokens"]
+        rewards.append(by_id["reward"])
+    checkpoint = Checkpoint(tmp_path / "out.parquet", "fingerprint")
+    checkpoint.start()
+    checkpoint.append(table.iloc[[3, 5]].assign(index=[3, 5])[["index", *table.columns]])
+    resumed, report = score_rows(scorer, pairs, prepared, EngineSettings(4096, 64, 100), checkpoint, "tiny")
+    assert report.resumed_rows == 2 and report.scored_rows == 10
+    assert resumed.set_index("id").loc["c1", "reward"] == table.set_index("id").loc[pairs.ids[3], "reward"]

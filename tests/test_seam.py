@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -45,8 +44,8 @@ def shared_modules() -> list[Path]:
 
 
 def names_in_code(source: str) -> list[tuple[int, str]]:
-    """Identifiers, imported modules and key-like strings (no white space: keys, paths, module names) of a module;
-    docstrings and prose (messages, help texts) are left out."""
+    """Identifiers, imported modules and every string of a module (keys, paths, module names, messages, help
+    texts); docstrings alone are left out."""
     tree = ast.parse(source)
     docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                   if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -55,7 +54,7 @@ def names_in_code(source: str) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-            text = node.value if not re.search(r"\s", node.value) else ""
+            text = node.value
         elif isinstance(node, ast.Name):
             text = node.id
         elif isinstance(node, ast.Attribute):
@@ -90,131 +89,22 @@ def test_the_shared_rule_files_name_no_benchmark() -> None:
 
 
 # ----------------------------------------------------------------------------- a throwaway fourth benchmark
-CATALOGUE = '''
-"""The echo benchmark: every model scores a few fixed (prompt, response) items; the table is the mean reward."""
-from pathlib import Path
-
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
-
-BENCHMARK = Benchmark(
-    name="echo",
-    title="Echo (a test's throwaway benchmark)",
-    rule_file=str(Path(__file__).with_name("echo.smk")),
-    enabled_by="echo",
-    order=90,
-    config_schema="echobench:config.schema.yaml",
-    planner="echobench.planner:plan",
-    models_key="echo.models",
-    score_stages=(ScoreStage(rule="echo_score", scores="results/echo/scores/{model}/{table}.parquet", task="pairs",
-                             log="logs/echo/score/{model}/{table}.log"),),
-    commands=(Command("echo-prepare", "echobench.commands:prepare", "Write the echo items."),
-              Command("echo-means", "echobench.commands:means", "Mean reward per model.")),
-    outputs=(Output("means", "results/tables/echo_means.csv", "echo_means"),),
-)
-'''
-
-PLANNER = '''
-from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
-
-from echobench.catalogue import BENCHMARK
-
-ITEMS = "results/echo/data/items.parquet"
+CONTRIBUTING = REPO_ROOT / "CONTRIBUTING.md"
+RECIPE_FILE = re.compile(r"<!-- (echobench/[\w.]+) -->\n```\w*\n(.*?)```", re.S)
 
 
-def plan(config, context):
-    section = config["echo"]
-    models = context.resolve(section["models"], BENCHMARK.models_key)
-    return BenchmarkPlan(
-        name=BENCHMARK.name,
-        models=models,
-        model_keys=model_keys(BENCHMARK.models_key, section["models"]),
-        score_jobs=(ScoreJobs(BENCHMARK.stage("echo_score"), tuple(models), ("items",), lambda model, table: ITEMS),),
-        pending={"echo_prepare": [ITEMS]},
-        settings={"echo_prepare": {"rows": section["rows"]}},
-    )
-'''
-
-COMMANDS = '''
-import argparse
-
-from rmeval import cli_settings
-
-
-def prepare(argv):
-    parser = argparse.ArgumentParser(prog="rmeval echo-prepare")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--rows", type=int, default=2)
-    cli_settings.add_settings_argument(parser)
-    args = cli_settings.parse_args(parser, argv)
-    import pandas as pd
-
-    rows = [{"id": f"item-{i}", "prompt": f"Say {i}.", "response": f"{i} " * (i + 1)} for i in range(args.rows)]
-    pd.DataFrame(rows).to_parquet(args.out)
-    return 0
-
-
-def means(argv):
-    parser = argparse.ArgumentParser(prog="rmeval echo-means")
-    parser.add_argument("--scores", nargs="+", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args(argv)
-    import pandas as pd
-    from pathlib import Path
-
-    rows = [{"model": Path(p).parent.name, "mean_reward": pd.read_parquet(p)["reward"].mean()} for p in args.scores]
-    pd.DataFrame(rows).to_csv(args.out, index=False)
-    return 0
-'''
-
-SCHEMA = '''
-properties:
-  echo:
-    type: object
-    default: {enabled: false}
-    additionalProperties: false
-    properties:
-      enabled: {type: boolean, default: false}
-      rows: {type: integer, minimum: 1, default: 3}
-      models:
-        type: array
-        default: []
-        items: {$ref: "%s#/$defs/model"}
-''' % (REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml")
-
-RULES = '''
-# The echo benchmark: prepare -> score (the shared score rule) -> means.
-
-
-rule echo_prepare:
-    output:
-        table="results/echo/data/items.parquet",
-    params:
-        settings=stage_settings("echo", "echo_prepare"),
-    log:
-        "logs/echo/prepare.log",
-    shell:
-        "rmeval echo-prepare --out {output.table:q} --settings {params.settings:q} > {log:q} 2>&1"
-
-
-rule echo_means:
-    input:
-        scores=PLAN.score_files("echo"),
-    output:
-        **rule_outputs("echo", "echo_means"),
-    log:
-        "logs/echo/means.log",
-    shell:
-        "rmeval echo-means --scores {input.scores:q} --out {output.means:q} > {log:q} 2>&1"
-'''
+def recipe_files() -> dict[str, str]:
+    """The `echo` benchmark of CONTRIBUTING's "Add a benchmark", file by file, as written there."""
+    files = dict(RECIPE_FILE.findall(CONTRIBUTING.read_text()))
+    assert set(files) == {f"echobench/{name}" for name in ("__init__.py", "catalogue.py", "config.schema.yaml",
+                                                           "planner.py", "commands.py", "echo.smk")}, sorted(files)
+    return files
 
 
 def write_echo_benchmark(root: Path) -> Path:
-    package = root / "echobench"
-    package.mkdir(parents=True)
-    files = {"__init__.py": '"""A throwaway benchmark (tests/test_seam.py)."""\n', "catalogue.py": CATALOGUE,
-             "planner.py": PLANNER, "commands.py": COMMANDS, "config.schema.yaml": SCHEMA, "echo.smk": RULES}
-    for name, text in files.items():
-        (package / name).write_text(textwrap.dedent(text).lstrip())
+    for name, text in recipe_files().items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
     return root
 
 
@@ -229,15 +119,10 @@ def test_a_fourth_benchmark_runs_through_the_workflow_without_touching_a_shared_
     plugins = write_echo_benchmark(tmp_path / "plugins")
     workdir = tmp_path / "run"
     workdir.mkdir()
-    # One valid snapshot record: the fairness benchmark is always on, and its preflight reads the file.
-    record = {"id": "0704.0001", "title": "T", "abstract": "A", "categories": "math.CO", "versions": []}
-    (workdir / "snapshot.jsonl").write_text(json.dumps(record) + "\n")
+    # The echo benchmark alone: no `groups:`, so no other benchmark is on.
     config = {
-        "groups": {"mathematics": ["math"], "physics": ["physics"]},
-        "arxiv": {"source": "snapshot", "snapshot": "snapshot.jsonl"},
         "models": [{"name": "tiny", "path": str(tiny_model_dir), "dtype": "float32", "max_length": 128,
                     "resources": {"gpu": 0, "mem_mb": 2000, "runtime": 10}}],
-        "reference_model": None,
         "scoring": {"threads": 1},
         "echo": {"enabled": True, "rows": 4, "models": ["tiny"]},  # the inline model of `models:`
     }
@@ -258,9 +143,9 @@ def test_a_fourth_benchmark_runs_through_the_workflow_without_touching_a_shared_
     run = subprocess.run([*snakemake, "--cores", "2", "results/tables/echo_means.csv"], env=env, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-6000:]
-    scores = pd.read_parquet(workdir / "results/echo/scores/tiny/items.parquet")
+    scores = pd.read_parquet(workdir / "results/scores/echo/tiny/items.parquet")
     assert list(scores["id"]) == [f"item-{i}" for i in range(4)] and scores["reward"].notna().all()
-    meta = json.loads((workdir / "results/echo/scores/tiny/items.meta.json").read_text())
+    meta = json.loads((workdir / "results/scores/echo/tiny/items.meta.json").read_text())
     assert meta["rows"] == 4
     means = pd.read_csv(workdir / "results/tables/echo_means.csv")
     assert means["mean_reward"].iloc[0] == pytest.approx(scores["reward"].mean())
@@ -269,5 +154,6 @@ def test_a_fourth_benchmark_runs_through_the_workflow_without_touching_a_shared_
     plan = subprocess.run([*snakemake, "-n", "-p", "results/lock.yaml"], env=env, capture_output=True, text=True,
                           timeout=300)
     assert plan.returncode == 0, plan.stderr[-3000:]
-    assert "results/echo/scores/tiny/items.meta.json" in plan.stdout + plan.stderr  # its sidecars reach the lock
+    assert "results/scores/echo/tiny/items.meta.json" in plan.stdout + plan.stderr  # its sidecars reach the lock
+    assert "rule score_fairness" not in plan.stdout + plan.stderr  # it ran alone: no other benchmark's job
     assert repository_state() == before  # nothing in the repository was touched

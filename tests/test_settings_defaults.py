@@ -18,7 +18,14 @@ from rmeval.benchmarks.catalogue import import_target
 from rmeval.benchmarks.fairness.arxiv.api import ApiSettings
 from rmeval.benchmarks.fairness.arxiv.settings import ArxivSettings
 from rmeval.cli import commands
-from rmeval.config_check import check_config, config_schema, fill_defaults, load_schema, schema_default
+from rmeval.config_check import (
+    RUN_DEFAULT_MARK,
+    check_config,
+    config_schema,
+    fill_defaults,
+    load_schema,
+    schema_default,
+)
 from rmeval.errors import RmevalError
 from rmeval.models.catalogue import ADAPTERS
 from rmeval.registry import MODELS_SCHEMA, ModelResources, ModelSpec
@@ -32,30 +39,33 @@ SCHEMA = config_schema()  # the shared file and each benchmark's own sections
 # The fewest keys a config must set; everything else comes from the schema.
 REQUIRED_ONLY = {"groups": PAPER_GROUPS, "arxiv": {"source": "api"}, "models": ["Skywork-Reward-V2-Qwen3-0.6B"]}
 
-# The commands that take `--settings`, and the config sections their options stand for ("" = the top level).
-SETTINGS_SECTIONS: dict[str, tuple[str, ...]] = {
-    "arxiv-fetch": ("arxiv", "arxiv.api"),
-    "arxiv-select": ("arxiv",),
-    "score": ("scoring",),
-    "download-model": (),
-    "fairness-stats": ("stats", ""),
-    "fairness-calibrate": ("stats", "stats.calibration"),
-    "fairness-figures": ("figures",),
-    "fairness-capability": ("stats", "figures"),
-    "rewardmath-prepare": ("rewardmath",),
-    "rewardmath-positions": ("rewardmath",),
-    "rewardmath-metrics": ("rewardmath",),
-    "rewardmath-export": ("rewardmath",),
-    "rewardmath-figures": ("rewardmath",),
-    "rewardmath-summary": ("rewardmath", "stats"),
-    "rewardbench-prepare": ("rewardbench", "rewardbench2"),
-    "rewardbench-metrics": ("rewardbench2",),
-    "rewardbench-export": (),
-    "arxiv-from-lock": (),
-    "corpus-prepare": ("corpus",),
-    "run-reproduction": ("stats",),
-    "run-summary": ("stats",),
-}
+RUN_SECTIONS = ("stats", "scoring", "")  # the shared schema's sections ("" = the top level)
+
+
+def _object_sections(properties: dict[str, Any], prefix: str = "") -> list[str]:
+    """The dotted names of the mapping sections among `properties`, nested ones too (arxiv, arxiv.api)."""
+    found = []
+    for name, node in properties.items():
+        if isinstance(node, dict) and "properties" in node:
+            found.append(f"{prefix}{name}")
+            found += _object_sections(node["properties"], f"{prefix}{name}.")
+    return found
+
+
+def sections_of(command: str) -> tuple[str, ...]:
+    """The config sections a command's options may stand for, found from the catalogues: the run's (`stats` first:
+    a `--seed` is the run's seed), its benchmark's own (its catalogue's `config_schema`), then the top level; a
+    shared command has the run's alone."""
+    from rmeval.benchmarks import all_benchmarks
+    from rmeval.config_check import benchmark_schema_path
+
+    for bench in all_benchmarks():
+        if command in {c.name for c in bench.commands} and bench.config_schema:
+            own = load_schema(benchmark_schema_path(bench.config_schema)).get("properties", {})
+            return (*RUN_SECTIONS[:-1], *_object_sections(own), RUN_SECTIONS[-1])
+    return RUN_SECTIONS
+
+
 # Commands a rule never runs (nothing to hand them): by hand, or started by another command.
 WITHOUT_SETTINGS = {"tiny-model": "by hand", "model-server": "started by `rmeval score`",
                     "lock": "its `write` takes --settings (tests/test_lock.py); diff and show are by hand",
@@ -68,7 +78,15 @@ DIFFERENT_ON_PURPOSE = {
     ("fairness-stats", "registry"): "None: config/models.yaml when it exists, else no ranks",
     ("rewardmath-prepare", "rewardbench_source"): "none: a run by hand downloads nothing it was not asked for",
     ("rewardmath-metrics", "models"): "another meaning: the score folders to read, not model entries",
+    ("rewardbench-metrics", "models"): "another meaning: the scored models' names, not model entries",
+    ("rewardmath-metrics", "registry"): "None: official files keep their own model names unless a registry is given",
 }
+
+
+def settings_commands() -> list[str]:
+    """Every `rmeval` command a rule runs (all but WITHOUT_SETTINGS), found from the CLI: a new benchmark's
+    commands are checked with no line added here."""
+    return sorted(set(commands()) - set(WITHOUT_SETTINGS))
 
 
 def schema_filled() -> dict[str, Any]:
@@ -111,8 +129,9 @@ def schema_node(sections: tuple[str, ...], dest: str) -> tuple[str, dict[str, An
         node: Any = SCHEMA
         for part in filter(None, section.split(".")):
             node = node["properties"][part]
-        if dest in node.get("properties", {}):
-            return f"{section}.{dest}".lstrip("."), node["properties"][dest]
+        found = node.get("properties", {}).get(dest)
+        if found is not None and "properties" not in found:  # an option stands for a key, never a whole section
+            return f"{section}.{dest}".lstrip("."), found
     return None
 
 
@@ -168,7 +187,7 @@ def test_settings_dataclasses_take_the_schemas_defaults():
 
     assert build_parser().parse_args(["--scores", "s", "--out", "o"]).replicates == \
         config["stats"]["calibration"]["replicates"]
-    arxiv = config["arxiv"]
+    arxiv = {**config["arxiv"], "seed": config["stats"]["seed"]}  # null = the run's seed (run_plan.run_setting)
     assert ArxivSettings.from_mapping(arxiv) == ArxivSettings.from_mapping({"source": "api"})
     assert ApiSettings(**arxiv["api"]) == ApiSettings()
     assert {f.name for f in fields(ApiSettings)} == set(arxiv["api"])
@@ -214,7 +233,8 @@ def test_the_spec_json_of_a_minimal_entry_is_the_one_existing_jobs_were_made_wit
 # ----------------------------------------------------------------------------- command-line defaults
 def test_every_option_standing_for_a_config_key_defaults_to_the_schemas():
     checked = set()
-    for name, sections in SETTINGS_SECTIONS.items():
+    for name in settings_commands():
+        sections = sections_of(name)
         parser = command_parser(name)
         for action in options(parser):
             found = schema_node(sections, action.dest)
@@ -225,7 +245,9 @@ def test_every_option_standing_for_a_config_key_defaults_to_the_schemas():
             if (name, action.dest) in DIFFERENT_ON_PURPOSE:
                 assert default != node["default"], f"{name} {action.dest}: now the schema's; drop it above"
                 continue
-            assert default == node["default"] == schema_default(key), (
+            # a benchmark's own bootstrap / seed (null = the run's) defaults by hand to the run's value
+            written = schema_default(node[RUN_DEFAULT_MARK]) if RUN_DEFAULT_MARK in node else node["default"]
+            assert default == written == schema_default(key), (
                 f"rmeval {name} --{action.dest.replace('_', '-')}: {default!r}, schema {key}: {node['default']!r}")
             checked.add((name, key))
     # the walk reaches the options it is about
@@ -235,8 +257,9 @@ def test_every_option_standing_for_a_config_key_defaults_to_the_schemas():
             ("score", "scoring.max_batch_rows"), ("score", "scoring.checkpoint_every"), ("score", "scoring.compile"),
             ("score", "scoring.token_budget"), ("score", "scoring.max_replicas"), ("arxiv-fetch", "arxiv.papers_per_group"),
             ("arxiv-fetch", "arxiv.api.page_size"), ("arxiv-fetch", "arxiv.api.cache_dir"),
-            ("arxiv-select", "arxiv.allow_fewer"), ("rewardmath-metrics", "rewardmath.bootstrap"),
-            ("rewardmath-metrics", "rewardmath.seed"), ("rewardmath-metrics", "rewardmath.prm_aggregation"),
+            ("arxiv-select", "arxiv.allow_fewer"), ("rewardmath-metrics", "stats.bootstrap"),
+            ("rewardbench-metrics", "stats.bootstrap"), ("run-summary", "stats.alpha"),
+            ("rewardmath-metrics", "stats.seed"), ("rewardmath-metrics", "rewardmath.prm_aggregation"),
             ("rewardmath-figures", "rewardmath.prm_aggregation"), ("rewardmath-prepare", "rewardmath.split"),
             ("rewardmath-prepare", "rewardmath.rewardbench_split")} <= checked
 
@@ -247,7 +270,7 @@ def _stand_in(action: argparse.Action) -> Any:
     return [value] if action.nargs in ("+", "*") else value
 
 
-@pytest.mark.parametrize("name", SETTINGS_SECTIONS)
+@pytest.mark.parametrize("name", settings_commands())
 def test_every_option_of_a_command_can_come_from_its_settings(name):
     """`--settings` alone sets every option, required ones included; its keys are the option dests."""
     parser = command_parser(name)
@@ -270,8 +293,8 @@ def test_score_settings_parse_back_into_the_same_settings():
         assert parsed == settings
 
 
-def test_every_command_a_rule_runs_takes_settings():
-    assert set(commands()) == set(SETTINGS_SECTIONS) | set(WITHOUT_SETTINGS)
+def test_the_commands_without_settings_exist():
+    assert set(WITHOUT_SETTINGS) <= set(commands())
 
 
 def test_scoring_settings_name_an_unknown_key():
@@ -286,3 +309,19 @@ def test_a_spec_from_settings_may_be_the_entry_itself():
     assert read_spec(entry) == read_spec(json.dumps(entry))
     with pytest.raises(RmevalError, match=r"--spec: model\.max_lenght: unknown key"):
         read_spec({"name": "m", "path": "org/m", "max_lenght": 512})
+
+
+def test_the_device_token_budgets_are_written_once_in_the_schema():
+    """scoring.token_budget: null -> the device's budget, whose numbers live in the schema (x-device-budget); the
+    engine, the CLI's help and config/README.md read or state the same numbers."""
+    from rmeval.config_check import schema_node
+    from rmeval.scoring.request import DEFAULT_TOKEN_BUDGET
+    from workflow_helpers import REPO_ROOT
+
+    budget = schema_node("scoring.token_budget")["x-device-budget"]
+    assert DEFAULT_TOKEN_BUDGET == budget and set(budget) == {"cpu", "cuda"}
+    row = next(line for line in (REPO_ROOT / "config" / "README.md").read_text().splitlines()
+               if line.startswith("| `token_budget` |"))
+    assert all(str(tokens) in row for tokens in budget.values()), row
+    assert all(f"{tokens} on {device}" in " ".join(score_cli.build_parser().format_help().split())
+               for device, tokens in budget.items())

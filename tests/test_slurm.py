@@ -102,7 +102,7 @@ def _incomplete_outputs(workdir: Path) -> set[str]:
 def _slurm_job_of(meta: Path, workdir: Path) -> str | None:
     """The Slurm job id a pair's scoring job logged (rmeval.devices writes it when the job starts)."""
     model, group = meta.parent.name, meta.name.removesuffix(".meta.json")
-    log = workdir / "logs" / "score" / model / f"{group}.log"
+    log = workdir / "logs" / "fairness" / "score" / model / f"{group}.log"
     found = re.search(r"Slurm job (\d+):", log.read_text()) if log.exists() else None
     return found.group(1) if found else None
 
@@ -113,7 +113,7 @@ def _recorded_complete(workdir: Path) -> list[Path]:
     system) while the allocation goes on with the model's next job."""
     incomplete = _incomplete_outputs(workdir)
     done = []
-    for meta in (workdir / "results" / "scores").glob("*/*.meta.json"):
+    for meta in (workdir / "results" / "scores").glob("*/*/*.meta.json"):
         relative = meta.relative_to(workdir).as_posix()
         if relative in incomplete or relative.replace(".meta.json", ".parquet") in incomplete:
             continue
@@ -191,7 +191,7 @@ def _assert_completed_pairs_not_rescored(run: ResumedRun) -> None:
         relative = path.relative_to(run.workdir).as_posix().replace(".meta.json", ".parquet")
         scheduled = re.search(rf"^\s*output: .*{re.escape(relative)}", run.rerun_output, flags=re.MULTILINE)
         assert scheduled is None, f"the rerun scheduled {relative} again"
-    all_metas = set(map(str, run.results.glob("scores/*/*.meta.json")))
+    all_metas = set(map(str, run.results.glob("scores/*/*/*.meta.json")))
     assert len(all_metas) == len(E2E_MODELS) * len(E2E_GROUPS)
     assert all_metas - set(run.completed_at_kill), "nothing was left to score after the kill"
 
@@ -219,10 +219,10 @@ def test_each_model_loads_once_per_allocation_that_asks_for_one_jobs_gpus(slurm_
     allocations: dict[str, list[dict]] = {}
     for model in E2E_MODELS:
         for group in E2E_GROUPS:
-            log = (slurm_run.workdir / "logs" / "score" / model / f"{group}.log").read_text()
+            log = (slurm_run.workdir / "logs" / "fairness" / "score" / model / f"{group}.log").read_text()
             found = re.search(r"Slurm job (\d+): scoring through this allocation's model server", log)
             assert found, f"{model}/{group} did not score through its allocation's model server:\n{log[-2000:]}"
-            meta = json.loads((slurm_run.results / "scores" / model / f"{group}.meta.json").read_text())
+            meta = json.loads((slurm_run.results / "scores" / "fairness" / model / f"{group}.meta.json").read_text())
             server = meta["model_server"]
             assert server is not None and meta["gpu_devices"] == server["gpu_devices"], meta
             if server["started_by_this_job"]:  # in the batch step, by the allocation's launcher: it outlives steps
@@ -313,7 +313,7 @@ def test_slurm_scores_equal_this_machines_and_feed_the_tables(slurm_run: Resumed
     here = _scored_on_this_machine(slurm_run, tmp_path / "scores")
     for model in E2E_MODELS:
         for group in E2E_GROUPS:
-            cluster = slurm_run.results / "scores" / model / f"{group}.parquet"
+            cluster = slurm_run.results / "scores" / "fairness" / model / f"{group}.parquet"
             pd.testing.assert_frame_equal(pd.read_parquet(cluster), pd.read_parquet(here / model / f"{group}.parquet"),
                                           check_exact=True, obj=f"{model}/{group}")
     names = {p.name for p in (slurm_run.results / "tables").glob("*.csv")}

@@ -109,3 +109,60 @@ def test_paper_config_defines_the_papers_eight_groups():
     config = yaml.safe_load((REPO_ROOT / "config" / "config.yaml").read_text())
     assert config["arxiv"]["papers_per_group"] == 2000 and len(config["models"]) == 8
     assert config["reference_model"] == "Nemotron-4-340B-Reward"
+
+
+# ----------------------------------------------------------------------------- any subset of benchmarks runs alone
+def _dry_run(tmp_path: Path, config: dict, name: str) -> dict[str, int]:
+    configfile = tmp_path / f"{name}.yaml"
+    configfile.write_text(yaml.safe_dump(config))
+    result = _snakemake("-n", "--quiet", "rules", "--configfile", str(configfile))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return _jobs_by_rule(result.stdout)
+
+
+def test_rewardmath_alone_plans_no_fairness_job(tmp_path):
+    """`models` and `rewardmath:` only: no groups to invent; RewardMATH and the run-level outputs."""
+    config = {"models": ["Skywork-Reward-V2-Qwen3-0.6B"],
+              "rewardmath": {"enabled": True, "models": ["Skywork-Reward-V2-Qwen3-0.6B"]}}
+    jobs = _dry_run(tmp_path, config, "rewardmath_only")
+    assert jobs.get("rewardmath_score") == 8 and jobs.get("rewardmath_metrics") == 1, jobs
+    assert {"run_summary", "run_reproduction", "lock"} <= set(jobs), jobs
+    assert not [rule for rule in jobs if "fairness" in rule or "arxiv" in rule], jobs
+
+
+def test_a_fairness_group_may_share_a_name_with_a_benchmark(tmp_path):
+    """A fairness group called `rewardbench` beside RewardBench 1: the score files are namespaced by benchmark
+    (results/scores/<benchmark>/{model}/{table}.parquet), so neither rule is ambiguous."""
+    config = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
+    config["groups"] = {"rewardbench": ["cs"], "mathematics": ["math"]}
+    config["rewardbench"] = {"enabled": True, "source": "local", "path": "rb.jsonl"}
+    (tmp_path / "rb.jsonl").write_text('{"id": 1, "prompt": "p", "chosen": "a", "chosen_model": "m", '
+                                       '"rejected": "b", "rejected_model": "m", "subset": "alpacaeval-easy"}\n')
+    configfile = tmp_path / "clash.yaml"
+    configfile.write_text(yaml.safe_dump(config))
+    result = run_snakemake_process(["-s", str(REPO_ROOT / "Snakefile"), "-n", "--quiet", "rules", "--configfile",
+                                    str(configfile)], cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    jobs = _jobs_by_rule(result.stdout)
+    assert jobs.get("score_fairness") == 2 and jobs.get("rewardbench_score") == 1, jobs
+
+
+# Every shipped config dry-runs (the ones above with their job counts; the rest here, found by globbing, so a new
+# config is checked with no line added), in a working directory holding the two inputs offline.yaml asks a user to
+# put there first (its header); preflight is off, since they are stand-ins.
+CHECKED_ABOVE = {"config.yaml", "quickstart.yaml", "leaderboard.yaml"}
+SHIPPED_CONFIGS = sorted(str(path.relative_to(REPO_ROOT)) for path in (REPO_ROOT / "config").rglob("*.yaml")
+                         if path.name != "models.yaml" and path.name not in CHECKED_ABOVE)
+
+
+@pytest.mark.parametrize("configfile", SHIPPED_CONFIGS)
+def test_every_shipped_config_dry_runs(configfile, tmp_path):
+    import os
+
+    (tmp_path / "inputs/models/Skywork-Reward-V2-Qwen3-0.6B").mkdir(parents=True)
+    (tmp_path / "inputs/arxiv-metadata-oai-snapshot.json.gz").write_bytes(b"")
+    result = run_snakemake_process(["-s", str(REPO_ROOT / "Snakefile"), "-n", "--quiet", "rules", "--configfile",
+                                    str(REPO_ROOT / configfile)], cwd=tmp_path,
+                                   env={**os.environ, "RMEVAL_PREFLIGHT": "off"}, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert _jobs_by_rule(result.stdout).get("lock") == 1

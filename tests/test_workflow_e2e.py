@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 def _scores(run, model: str) -> pd.DataFrame:
     frames = []
     for group in run.groups:
-        frame = pd.read_parquet(run.results / "scores" / model / f"{group}.parquet")
+        frame = pd.read_parquet(run.results / "scores" / "fairness" / model / f"{group}.parquet")
         frames.append(frame.assign(group=group))
     return pd.concat(frames, ignore_index=True)
 
@@ -44,13 +44,13 @@ def test_data_stage_is_balanced_single_group_and_deduplicated(e2e_run):
 def test_every_pair_is_scored_with_finite_rewards(e2e_run):
     for model in e2e_run.models:
         for group in e2e_run.groups:
-            scores = pd.read_parquet(e2e_run.results / "scores" / model / f"{group}.parquet")
+            scores = pd.read_parquet(e2e_run.results / "scores" / "fairness" / model / f"{group}.parquet")
             data = pd.read_parquet(e2e_run.results / "data" / f"{group}.parquet")
             assert {"id", "reward", "n_tokens", "truncated"} <= set(scores.columns)
             assert sorted(scores["id"]) == sorted(data["id"])
             assert np.isfinite(scores["reward"]).all()
             assert (scores["n_tokens"] > 0).all()
-            meta = json.loads((e2e_run.results / "scores" / model / f"{group}.meta.json").read_text())
+            meta = json.loads((e2e_run.results / "scores" / "fairness" / model / f"{group}.meta.json").read_text())
             assert meta["rows"] == 30
     # Two different seeds are two different reward models.
     a, b = _scores(e2e_run, "tiny-a"), _scores(e2e_run, "tiny-b")
@@ -153,7 +153,7 @@ def test_lock_records_the_run_and_rebuilds_its_groups(e2e_run, tmp_path):
 def test_each_model_is_loaded_once_per_run(e2e_run):
     """One model server per model: its first job started it, every later job reused the warm model."""
     for model in e2e_run.models:
-        servers = [json.loads((e2e_run.results / "scores" / model / f"{group}.meta.json").read_text())["model_server"]
+        servers = [json.loads((e2e_run.results / "scores" / "fairness" / model / f"{group}.meta.json").read_text())["model_server"]
                    for group in e2e_run.groups]
         assert all(server is not None for server in servers), "local jobs of a Snakemake run use the model server"
         assert sum(server["started_by_this_job"] for server in servers) == 1, servers
@@ -163,7 +163,7 @@ def test_each_model_is_loaded_once_per_run(e2e_run):
 def test_a_deleted_score_file_is_rebuilt_by_a_plain_rerun(e2e_run):
     from workflow_helpers import run_snakemake
 
-    target = e2e_run.results / "scores" / "tiny-a" / f"{e2e_run.groups[0]}.parquet"
+    target = e2e_run.results / "scores" / "fairness" / "tiny-a" / f"{e2e_run.groups[0]}.parquet"
     before = pd.read_parquet(target)
     target.unlink()
     rerun = run_snakemake(e2e_run.workdir, e2e_run.configfile, "--cores", "2")

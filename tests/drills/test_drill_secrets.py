@@ -97,5 +97,5 @@ def test_the_api_key_never_leaves_the_authorization_header(gateway: FakeNemotron
     assert len([p for p in searched if "results" in p.parts]) > 10
     assert not leaks, f"the key was written to {leaks}"
     assert SECRET not in result.stdout and SECRET not in result.stderr
-    retried = "".join(p.read_text() for p in (workdir / "logs" / "score").rglob("*.log"))
+    retried = "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))
     assert "HTTP 500" in retried and "HTTP 429" in retried, "the rule logs must show the retried errors"

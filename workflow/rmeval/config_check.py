@@ -25,8 +25,9 @@ _PATTERN_HINTS = {
     "^[0-9]{4}-[0-9]{2}-[0-9]{2}$": 'a quoted date "YYYY-MM-DD"',
     "^[a-z0-9_]+$": "lower-case letters, digits and `_`",
     "^[A-Za-z0-9._-]+$": "letters, digits, `.`, `_` and `-`",
-    "^[a-z-]+(\\.[A-Za-z-]+)?$": "an arXiv archive (`math`) or category (`eess.SY`)",
 }
+# A schema node may name its pattern in words itself (a benchmark's own patterns: its schema, not this module).
+PATTERN_HINT_MARK = "x-pattern-hint"
 _TYPE_NAMES = {
     "integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
     "array": "a list", "object": "a mapping", "null": "null",
@@ -45,10 +46,14 @@ class ConfigError(RmevalError):
 
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+# A `$ref` into the shared schemas from anywhere (a benchmark's own schema, in the repository or out of it):
+# `$ref: "rmeval:config.schema.yaml#/$defs/model"` (a section's model list).
+SHARED_REF = "rmeval:"
 
 
 def load_schema(path: str | Path) -> dict[str, Any]:
-    """The schema at `path` with every `$ref` (`#/$defs/x`, `other.schema.yaml#/$defs/x`) replaced by what it
+    """The schema at `path` with every `$ref` (`#/$defs/x`, `other.schema.yaml#/$defs/x`, `rmeval:file#/...`: the
+    shared schemas, SHARED_REF) replaced by what it
     points to, so that the messages below can read any node of it (snakemake.utils.validate resolves the same
     references itself)."""
     from rmeval.io.yaml_io import load_yaml
@@ -70,7 +75,10 @@ def load_schema(path: str | Path) -> dict[str, Any]:
         if "$ref" not in node:
             return node
         target_name, _, pointer = str(node.pop("$ref")).partition("#")
-        target_file = (file.parent / target_name).resolve() if target_name else file
+        if target_name.startswith(SHARED_REF):  # "rmeval:config.schema.yaml": the shared schema folder
+            target_file = (SCHEMA_DIR / target_name.removeprefix(SHARED_REF)).resolve()
+        else:
+            target_file = (file.parent / target_name).resolve() if target_name else file
         target = document(target_file)
         for part in filter(None, pointer.split("/")):
             target = target[part]
@@ -188,7 +196,8 @@ def allowed(node: dict[str, Any]) -> str:
     if bounds:
         text += " " + " and ".join(bounds)
     if "pattern" in node:
-        text += f" ({_PATTERN_HINTS.get(node['pattern'], 'matching ' + node['pattern'])})"
+        hint = node.get(PATTERN_HINT_MARK) or _PATTERN_HINTS.get(node["pattern"], "matching " + node["pattern"])
+        text += f" ({hint})"
     if "required" in node and "object" in types:
         text += " with " + " and ".join(f"`{key}`" for key in node["required"])
     if "minItems" in node:
@@ -264,10 +273,9 @@ def _describe(error: Any, schema: dict[str, Any]) -> list[str]:
         child = (node.get("properties") or {}).get(missing) or _parent_properties(error, schema).get(missing) or {}
         when = ""
         if "then" in list(error.absolute_schema_path):
-            condition = _node_at(schema, list(error.absolute_schema_path)[:-2]).get("if", {}).get("properties", {})
-            when = " when " + ", ".join(
-                f"{key_path([*error.absolute_path, k])} is {v.get('const')!r}" for k, v in condition.items()
-            )
+            condition = _node_at(schema, list(error.absolute_schema_path)[:-2]).get("if", {})
+            constants = _constants(condition, list(error.absolute_path))
+            when = (" when " + ", ".join(f"{key_path(at)} is {value!r}" for at, value in constants)) if constants else ""
         what = f" ({child['description'].rstrip('.')})" if child.get("description") else ""
         return [f"{where}: missing; required{when}{what}"]
     if kind in ("oneOf", "anyOf"):
@@ -293,6 +301,17 @@ def _describe(error: Any, schema: dict[str, Any]) -> list[str]:
         return [f"{path}: {show(repeated[0]) if repeated else 'an item'} is listed twice; list each once"]
     message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
     return [f"{path}: {message}"]
+
+
+def _constants(condition: dict[str, Any], at: list[Any]) -> list[tuple[list[Any], Any]]:
+    """The (key path, value) pairs an `if` fixes with `const`, nested sections included (fairness.enabled)."""
+    found: list[tuple[list[Any], Any]] = []
+    for key, node in (condition.get("properties") or {}).items():
+        if isinstance(node, dict) and "const" in node:
+            found.append(([*at, key], node["const"]))
+        elif isinstance(node, dict):
+            found += _constants(node, [*at, key])
+    return found
 
 
 def _parent_properties(error: Any, schema: dict[str, Any]) -> dict[str, Any]:
@@ -351,10 +370,22 @@ def config_schema(path: Path = CONFIG_SCHEMA) -> dict[str, Any]:
         if not bench.config_schema:
             continue
         fragment_path = benchmark_schema_path(bench.config_schema)
-        for key, node in load_schema(fragment_path)["properties"].items():
+        fragment = load_schema(fragment_path)
+        for key, node in fragment.get("properties", {}).items():
             if key in schema["properties"]:
                 raise ValueError(f"{fragment_path}: config section {key!r} is already defined by {path.name}")
             schema["properties"][key] = node
+        # Its own keys of a run-level section (fairness's `stats.permutations`), beside the run's.
+        for section, keys in fragment.get("extends", {}).items():
+            owned = schema["properties"].get(section, {}).get("properties")
+            if owned is None:
+                raise ValueError(f"{fragment_path}: extends {section!r}, which {path.name} does not define")
+            for key, node in keys.items():
+                if key in owned:
+                    raise ValueError(f"{fragment_path}: {section}.{key} is already defined")
+                owned[key] = node
+        # Its conditions on the whole config (fairness: `groups` required while it is on).
+        schema.setdefault("allOf", []).extend(fragment.get("allOf", []))
     return schema
 
 
@@ -364,15 +395,28 @@ def _cached_schema(path: Path, _cache: dict[Path, dict[str, Any]] = {}) -> dict[
     return _cache[path]
 
 
-def schema_default(dotted_key: str, schema_path: Path = CONFIG_SCHEMA) -> Any:
-    """The schema's default of a config key ("stats.alpha", "scoring.threads"): the one place a default is written,
-    read by `rmeval <command>` run by hand (its argparse defaults) so that it behaves like the workflow."""
+def schema_node(dotted_key: str, schema_path: Path = CONFIG_SCHEMA) -> dict[str, Any]:
+    """The schema node of a config key ("scoring.token_budget")."""
     node: Any = _cached_schema(schema_path)
     for part in dotted_key.split("."):
         properties = node.get("properties") if isinstance(node, dict) else None
         if not properties or part not in properties:
             raise KeyError(f"{schema_path.name}: no key {dotted_key!r}")
         node = properties[part]
+    return copy.deepcopy(node)
+
+
+def schema_default(dotted_key: str, schema_path: Path = CONFIG_SCHEMA) -> Any:
+    """The schema's default of a config key ("stats.alpha", "scoring.threads"): the one place a default is written,
+    read by `rmeval <command>` run by hand (its argparse defaults) so that it behaves like the workflow."""
+    node = schema_node(dotted_key, schema_path)
     if "default" not in node:
         raise KeyError(f"{schema_path.name}: {dotted_key!r} has no default")
-    return copy.deepcopy(node["default"])
+    if node["default"] is None and RUN_DEFAULT_MARK in node:  # a benchmark's override: by hand, the run's value
+        return schema_default(node[RUN_DEFAULT_MARK], schema_path)
+    return node["default"]
+
+
+# A benchmark's own `bootstrap` / `seed` (default null) names the run-level key it falls back to
+# (rmeval.run_plan.run_setting does so in the workflow; schema_default does so for a command run by hand).
+RUN_DEFAULT_MARK = "x-run-default"

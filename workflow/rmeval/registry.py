@@ -43,6 +43,7 @@ _RESOURCE_DEFAULTS = entry_defaults(_schema()["$defs"]["entry"]["properties"]["r
 DEFAULT_ADAPTER: str = _ENTRY_DEFAULTS["adapter"]
 # Fields added after results existed: `to_json` omits them while they hold their default (see there).
 LATER_FIELDS = ("attn_implementation", "parameters")
+LOCAL_ONLY = ("attn_implementation",)  # fields whose schema default applies to locally loaded models only
 
 
 def _default(defaults: dict[str, Any], name: str) -> Any:
@@ -71,7 +72,8 @@ class ModelSpec:
     dtype: str = _default(_ENTRY_DEFAULTS, "dtype")  # auto: bf16 on GPU, fp32 on CPU
     max_length: int = _default(_ENTRY_DEFAULTS, "max_length")
     trust_remote_code: bool = _default(_ENTRY_DEFAULTS, "trust_remote_code")
-    attn_implementation: str = _default(_ENTRY_DEFAULTS, "attn_implementation")
+    # None for an HTTP adapter (it loads no model here): a default applies only where it applies (`_applicable`).
+    attn_implementation: str | None = _default(_ENTRY_DEFAULTS, "attn_implementation")
     # The schema's `resources: {}` with its fields' defaults.
     resources: ModelResources = field(default_factory=ModelResources)
     parameters: float | None = _default(_ENTRY_DEFAULTS, "parameters")  # billions; `rmeval models` lists it
@@ -83,6 +85,13 @@ class ModelSpec:
     # Adapter-specific settings (API endpoint, PRM step tag and tokens, ...).
     options: dict[str, Any] = _default(_ENTRY_DEFAULTS, "options")
     description: str = _default(_ENTRY_DEFAULTS, "description")
+
+    def __post_init__(self) -> None:
+        # The schema's defaults of locally loaded models do not apply to an HTTP adapter (`_applicable`).
+        applicable = _applicable(self.adapter)
+        for name in LOCAL_ONLY:
+            if applicable[name] is None and getattr(self, name) == _ENTRY_DEFAULTS[name]:
+                object.__setattr__(self, name, None)
 
     @property
     def adapter_entry(self) -> Adapter:
@@ -100,8 +109,9 @@ class ModelSpec:
         # A field added after results exist is left out while it holds its default, so the spec JSON (and with it
         # every scoring job's inputs) of an entry that does not set it stays what it was.
         fields = asdict(self)
+        defaults = _applicable(self.adapter)
         for name in LATER_FIELDS:
-            if fields[name] == _ENTRY_DEFAULTS[name]:
+            if fields[name] == defaults[name]:
                 del fields[name]
         return json.dumps(fields, sort_keys=True)
 
@@ -130,13 +140,20 @@ def adapter_problems(entry: dict[str, Any]) -> list[str]:
             f"trust_remote_code: adapter {adapter!r} loads the checkpoint into rmeval's own head "
             f"(rmeval.models.heads) and never runs the model repository's code; set trust_remote_code: false"
         )
-    if kind.remote and "attn_implementation" in entry:
+    if kind.remote and entry.get("attn_implementation") is not None:
         problems.append(f"attn_implementation: adapter {adapter!r} scores over HTTP and loads no model here; "
                         "remove the key")
     options = entry.get("options") or {}
     if isinstance(options, dict):  # else the schema said so
         problems += kind.option_problems(options)
     return problems
+
+
+def _applicable(adapter: str) -> dict[str, Any]:
+    """The schema's entry defaults that apply to an adapter: an HTTP adapter loads no model, so no attention
+    kernel (None) rather than the schema's `sdpa`."""
+    kind = ADAPTERS.get(adapter)
+    return {**_ENTRY_DEFAULTS, **({"attn_implementation": None} if kind is not None and kind.remote else {})}
 
 
 def _spec(entry: dict[str, Any]) -> ModelSpec:

@@ -44,6 +44,20 @@ def config_value(config: Mapping[str, Any], dotted_key: str) -> Any:
     return value
 
 
+RUN_STATS = "stats"  # the run-level section: alpha, bootstrap, seed, one default each
+
+
+def run_setting(config: Mapping[str, Any], section: str, key: str) -> Any:
+    """A benchmark's own `bootstrap` / `seed` where its section sets one (not null), else the run's `stats.<key>`."""
+    own = (config.get(section) or {}).get(key)
+    return config[RUN_STATS][key] if own is None else own
+
+
+def with_run_settings(config: Mapping[str, Any], section: str, keys: Iterable[str]) -> dict[str, Any]:
+    """A copy of a config section with its null `keys` replaced by the run's (`run_setting`)."""
+    return {**config[section], **{key: run_setting(config, section, key) for key in keys}}
+
+
 # ----------------------------------------------------------------------------- what a benchmark plans
 @dataclass(frozen=True)
 class PlanContext:
@@ -73,12 +87,14 @@ class ScoreJobs:
     """One score stage of a benchmark as planned: every model in `models` scores every table in `tables`.
 
     data: (model, table) -> the input table its job reads (a judge may read another folder than a classifier).
+    settings: further `rmeval score` settings of the stage's jobs (e.g. RewardBench's `model_input`).
     """
 
     stage: ScoreStage
     models: tuple[str, ...]
     tables: tuple[str, ...]
     data: Callable[[str, str], str]
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def score_files(self, model: str | None = None) -> list[str]:
         models = self.models if model is None else [m for m in self.models if m == model]
@@ -98,6 +114,8 @@ class BenchmarkPlan:
     settings: rule -> that rule's `--settings` object (rmeval.cli_settings). lock_inputs: what its lock section
     (its catalogue's `lock_section`) is built from, as `rmeval lock write` gets it; lock_files: the files among them
     (the lock rule's inputs). own: the benchmark's own plan, for its rule file. warnings: to log at parse time.
+    conditions: the `when` conditions of its catalogued outputs that hold in this run (fairness: "paired").
+    per_model: output key -> the models its per-model file ({model} in its path) is written for (default: `models`).
     """
 
     name: str
@@ -111,6 +129,20 @@ class BenchmarkPlan:
     lock_files: tuple[str, ...] = ()
     own: Any = None
     warnings: tuple[str, ...] = ()
+    conditions: frozenset[str] = frozenset()
+    per_model: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def targets(self, bench: Benchmark) -> list[str]:
+        """Every file of its catalogue this run writes, per-model ones for each of their models: what `rule all`
+        asks of it beside the score files."""
+        files: list[str] = []
+        for output in bench.active(self.conditions):
+            if output.per_model:
+                models = self.per_model.get(output.key, tuple(self.models))
+                files += [path.format(model=model) for model in models for path in output.files]
+            else:
+                files += output.files
+        return files
 
 
 Planner = Callable[[Mapping[str, Any], PlanContext], BenchmarkPlan]
@@ -155,6 +187,16 @@ class RunPlan:
         plans = self.benchmarks.values() if benchmark is None else [self.benchmarks[benchmark]]
         return [path for plan in plans for jobs in plan.score_jobs for path in jobs.score_files()]
 
+    def conditions(self, benchmark: str) -> frozenset[str]:
+        return self.benchmarks[benchmark].conditions
+
+    def targets(self, benchmark: str) -> list[str]:
+        """A benchmark's catalogued files in this run, then its score files (`rule all`: a deleted score file is
+        rebuilt by a plain rerun, not left "missing, no update" because the tables built from it are newer)."""
+        from rmeval.benchmarks import benchmark as catalogued
+
+        return self.benchmarks[benchmark].targets(catalogued(benchmark)) + self.score_files(benchmark)
+
     def model_meta_files(self, model: str) -> list[str]:
         """Every score sidecar a job of `model` writes, in every benchmark (its measured throughput is there)."""
         return [jobs.stage.meta_file(model, table) for jobs in self.score_jobs if model in jobs.models
@@ -184,7 +226,7 @@ class RunPlan:
     def score_settings(self, jobs: ScoreJobs, model: str) -> str:
         """The `--settings` JSON of one `rmeval score` job: the engine settings, the task, the locked revision."""
         expected = self.locked_revisions.get(model)
-        return settings_json({"task": jobs.stage.task, **self.scoring.command_settings(),
+        return settings_json({"task": jobs.stage.task, **self.scoring.command_settings(), **jobs.settings,
                               **({"expect_revision": expected} if expected else {})})
 
     def pending_outputs(self, rules: Iterable[str], model: str | None) -> list[str]:
@@ -237,6 +279,9 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
 
     workdir = Path.cwd() if workdir is None else workdir
     registry = load_registry(locate(config["registry"]))
+    # The run's `models:` (registry names or inline entries) may be named by every benchmark's model list, whether
+    # or not a benchmark scores the top-level list itself.
+    registry = {**registry, **{spec.name: spec for spec in resolve_models(config["models"], registry)}}
     lock_path = locate_lock(config, locate, workdir)
     plans: dict[str, BenchmarkPlan] = {}
     defined: dict[str, ModelSpec] = {}

@@ -20,6 +20,8 @@ from rmeval.errors import RmevalError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from rmeval.models.base import ModelInput
+
 BUILT_IN_TASK = "pairs"
 POSITIONS = ("A", "B")
 
@@ -42,6 +44,7 @@ class Pairs:
     responses: list[str]
     steps: list[list[str]] | None  # None when the input has no `steps` column
     comparisons: Comparisons | None = None  # None when the table does not say which rows compete
+    model_input: ModelInput | None = None  # the benchmark's way to build model input; None: the registry entry's
 
     def __len__(self) -> int:
         return len(self.ids)

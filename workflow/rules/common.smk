@@ -161,8 +161,9 @@ def output_entries(outputs):
 
 
 def rule_outputs(benchmark_name, rule_name):
-    """A rule's `output:` from its benchmark's catalogue (rmeval.benchmarks.<name>.catalogue)."""
-    return output_entries(benchmark(benchmark_name).of_rule(rule_name))
+    """A rule's `output:` from its benchmark's catalogue (rmeval.benchmarks.<name>.catalogue): the outputs whose
+    `when` holds in this run (its plan's `conditions`)."""
+    return output_entries(benchmark(benchmark_name).of_rule(rule_name, PLAN.conditions(benchmark_name)))
 
 
 def run_rule_outputs(rule_name):
@@ -172,33 +173,14 @@ def run_rule_outputs(rule_name):
 
 def rule_inputs(benchmark_name, rule_name):
     """A rule's `input:` from its benchmark's catalogue: the outputs its own outputs are built from, by key."""
-    return benchmark(benchmark_name).inputs_of_rule(rule_name)
-
-
-def benchmark_targets(benchmark_name):
-    """Every catalogued file of a benchmark that holds no wildcard (the rest come from its rule file)."""
-    targets = []
-    for output in benchmark(benchmark_name).outputs:
-        if "{" not in output.path:
-            targets += [output.path, *(output.sibling(suffix) for suffix in output.formats)]
-    return targets
-
-
-# The targets a benchmark's rule file adds to `rule all` beyond its catalogue and its score files (e.g. one
-# export per judge): benchmark name -> function returning paths, registered by the rule file itself.
-BENCHMARK_EXTRA_TARGETS = {}
+    return benchmark(benchmark_name).inputs_of_rule(rule_name, PLAN.conditions(benchmark_name))
 
 
 def all_outputs():
-    """The default target's inputs. For every enabled benchmark: its catalogued files, every score file (a
-    deleted one is rebuilt by a plain rerun, not left "missing, no update" because the tables built from it are
-    newer) and the extra targets its rule file registered; then the run-level files (run.smk) and the lock,
-    which records them all."""
-    targets = []
-    for name in PLAN.benchmarks:
-        targets += benchmark_targets(name)
-        targets += PLAN.score_files(name)
-        targets += BENCHMARK_EXTRA_TARGETS.get(name, list)()
+    """The default target's inputs. For every enabled benchmark: its catalogued files in this run (per-model ones
+    for each of their models) and every score file (rmeval.run_plan.RunPlan.targets); then the run-level files
+    (run.smk) and the lock, which records them all."""
+    targets = [path for name in PLAN.benchmarks for path in PLAN.targets(name)]
     return targets + RUN_CATALOGUE.targets() + ["results/lock.yaml"]
 
 

@@ -19,39 +19,8 @@ else:
     include: "fairness_arxiv.smk"
 
 
-# A paired corpus adds the paired design's tables (fairness_stats) and figure (fairness_figures).
-PAIRED_TABLES = (
-    {
-        f"{stem}_{suffix}": f"results/tables/{stem}.{suffix}"
-        for stem in ("table_paired", "paired_groups", "paired_posthoc")
-        for suffix in ("csv", "md", "tex")
-    }
-    | {
-        "table_paired_csv": report(
-            "results/tables/table_paired.csv",
-            caption=str(REPOSITORY / "workflow" / "report" / "table_paired.rst"),
-            category="Fairness tables",
-        ),
-        "paired_differences": "results/tables/paired_differences.csv",
-    }
-    if FAIRNESS.corpus and FAIRNESS.corpus.paired
-    else {}
-)
-PAIRED_FIGURES = (
-    {
-        "fig_paired": report(
-            "results/figures/fig_paired_differences.png",
-            caption=str(REPOSITORY / "workflow" / "report" / "fig_paired_differences.rst"),
-            category="Fairness figures",
-            labels={"figure": "Paired differences", "shows": "within-pair difference by group"},
-        ),
-        "fig_paired_pdf": "results/figures/fig_paired_differences.pdf",
-    }
-    if PAIRED_TABLES
-    else {}
-)
-BENCHMARK_EXTRA_TARGETS["fairness"] = lambda: [str(path) for path in (*PAIRED_TABLES.values(), *PAIRED_FIGURES.values())]
-
+# A paired corpus adds the paired design's tables (fairness_stats) and figure (fairness_figures): catalogued
+# outputs with `when="paired"`, which its plan sets (rule_outputs / rule_inputs keep them out otherwise).
 include: "fairness_figures.smk"
 
 
@@ -60,7 +29,6 @@ rule fairness_stats:
         scores=PLAN.score_files("fairness"),
     output:
         **rule_outputs("fairness", "fairness_stats"),
-        **PAIRED_TABLES,
     params:
         scores_dir=lambda wildcards, input: str(Path(input.scores[0]).parents[1]),
         out_dir=subpath(output.table1, parent=True),

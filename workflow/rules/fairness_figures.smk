@@ -6,10 +6,8 @@
 rule fairness_figures:
     input:
         **rule_inputs("fairness", "fairness_figures"),
-        paired=[PAIRED_TABLES["paired_differences"]] if PAIRED_TABLES else [],
     output:
         **rule_outputs("fairness", "fairness_figures"),
-        **PAIRED_FIGURES,
     params:
         tables_dir=subpath(input.group_means, parent=True),
         out_dir=subpath(output.fig2, parent=True),

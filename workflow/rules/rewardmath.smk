@@ -7,10 +7,10 @@ from rmeval.benchmarks.rewardmath.plan import ALL_TABLES as RM_ALL_TABLES
 
 RM_PLAN = PLAN.own("rewardmath")
 RM_SCORES = PLAN.score_files("rewardmath")
+# One judge's score file of one subject (rule rewardmath_export), from the score stage's path.
+RM_SCORE_FILE = benchmark("rewardmath").score_stages[0].scores.replace("{model}", "{{model}}").replace("{table}", "{rm_table}")
 RM_LOCAL_INPUTS = dict(RM_PLAN.local_inputs)
 RM_TABLE_FILES = RM_PLAN.table_files
-# Beyond the catalogue and the score files, `rule all` asks for every judge's official export.
-BENCHMARK_EXTRA_TARGETS["rewardmath"] = lambda: RM_PLAN.exports
 
 
 rule rewardmath_prepare:
@@ -87,7 +87,7 @@ rule rewardmath_metrics:
 rule rewardmath_export:
     input:
         data=expand("results/rewardmath/data/{rm_table}.parquet", rm_table=RM_PLAN.subjects),
-        scores=expand("results/rewardmath/scores/{{model}}/{rm_table}.parquet", rm_table=RM_PLAN.subjects),
+        scores=expand(RM_SCORE_FILE, rm_table=RM_PLAN.subjects),
     output:
         **rule_outputs("rewardmath", "rewardmath_export"),
     params:

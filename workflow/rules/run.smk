@@ -4,13 +4,14 @@
 # rmeval.run_outputs.plan from the benchmarks' catalogues; the files written are declared in
 # rmeval.run_outputs.catalogue. No benchmark is named here.
 from rmeval.run_outputs.plan import RunOutputsPlan
-from rmeval.run_outputs.report import SECTIONS_KEY as REPORT_SECTIONS_KEY
+from rmeval.run_outputs.report import FRONT_PAGE, write_front_page
 
 RUN_OUTPUTS = RunOutputsPlan.from_config(config, REPOSITORY)
 
-# The report's front page (workflow/report/workflow.rst) is rendered with Jinja and sees only `snakemake.config`:
-# the enabled benchmarks' sections reach it there. Set after common.smk has hashed the config for the lock.
-config[REPORT_SECTIONS_KEY] = list(RUN_OUTPUTS.report_sections)
+
+# The report's front page: workflow/report/workflow.rst with the enabled benchmarks' sections, composed into the
+# run's .snakemake folder (rmeval.run_outputs.report); the config is left as it was hashed for the lock.
+report: str(write_front_page(RUN_OUTPUTS.report_sections, REPOSITORY / "workflow" / "report", Path(FRONT_PAGE)))
 
 
 rule run_reproduction:

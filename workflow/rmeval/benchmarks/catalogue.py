@@ -8,7 +8,7 @@ and a benchmark's heavy modules (scipy, matplotlib, torch) must not load there. 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,10 @@ class Output:
     formats: further files written beside `path` with these suffixes (a table's .md and .tex).
     inputs: keys of this benchmark's outputs it is built from (a figure's tables), in the order its builder takes
         them; the rule's `input:` comes from them.
+    when: a condition its benchmark's plan decides (`BenchmarkPlan.conditions`, e.g. fairness's "paired"): the file
+        is written, and asked for by `rule all`, only in runs where it holds. None: always.
+    A path holding `{model}` is one file per model (`rule all` asks for it for each of the models its benchmark's
+    plan names in `BenchmarkPlan.per_model`, by default all of its models).
     """
 
     key: str
@@ -37,6 +41,16 @@ class Output:
     builder: str | None = None
     formats: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
+    when: str | None = None
+
+    @property
+    def per_model(self) -> bool:
+        return "{model}" in self.path
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The path and its siblings in the other formats."""
+        return (self.path, *(self.sibling(suffix) for suffix in self.formats))
 
     @property
     def stem(self) -> str:
@@ -69,13 +83,28 @@ class Command:
     help: str
 
 
+SCORES_ROOT = "results/scores"
+
+
+def scores_dir(benchmark: str) -> str:
+    """A benchmark's score folder, `results/scores/<benchmark>` ({model}/{table}.parquet below it): namespaced, so
+    that no table of one benchmark (a fairness group called `rewardbench`) can clash with another's."""
+    return f"{SCORES_ROOT}/{benchmark}"
+
+
+def score_path(benchmark: str) -> str:
+    """A benchmark's score file of one (model, table) job: what its `ScoreStage.scores` must be."""
+    return f"{scores_dir(benchmark)}/{{model}}/{{table}}.parquet"
+
+
 @dataclass(frozen=True)
 class ScoreStage:
     """Tables every model of a benchmark scores through the shared engine (`rmeval score`): one Snakemake job per
     (model, table), all from the one generic score rule (workflow/rules/scoring.smk).
 
     rule: the generated rule's name (Slurm `set-resources` and preflight read it).
-    scores: the score file of one job, with the wildcards {model} and {table}; its sidecar is `meta`.
+    scores: the score file of one job, with the wildcards {model} and {table} (`score_path(benchmark)`:
+        results/scores/<benchmark>/{model}/{table}.parquet); its sidecar is `meta`.
     task: `rmeval score --task` (how input rows become (prompt, response) pairs: rmeval.tasks).
     log: the job's log, with the same wildcards.
     """
@@ -107,6 +136,8 @@ class Benchmark:
     summary) needs to know of it, declared once. The shared layer loops over `all_benchmarks()` and never names one.
 
     enabled_by: the config section whose `enabled: true` turns it on; None means always on.
+    on_with: a config key whose presence turns it on while `<enabled_by>.enabled` is null (fairness: `groups`, so
+        a config written before `fairness:` existed runs unchanged); None: off unless enabled.
     order: where it runs among the benchmarks (then by name): the order of its sections in the lock, the run
         summary and the report.
     config_schema: a YAML file beside the catalogue holding the JSON schema of its own config sections (merged
@@ -138,6 +169,7 @@ class Benchmark:
     rule_file: str
     outputs: tuple[Output, ...]
     enabled_by: str | None = None
+    on_with: str | None = None
     order: int = 100
     config_schema: str | None = None
     planner: str | None = None
@@ -155,17 +187,31 @@ class Benchmark:
     run_settings: Mapping[str, str] = field(default_factory=dict)
     capability: str | None = None
 
+    def __post_init__(self) -> None:
+        for stage in self.score_stages:
+            if stage.scores != score_path(self.name):
+                raise ValueError(f"benchmark {self.name!r}: score stage {stage.rule!r} writes {stage.scores}; "
+                                 f"a benchmark's scores go to {score_path(self.name)} (catalogue.score_path)")
+
     def enabled(self, config: Mapping[str, Any]) -> bool:
         if self.enabled_by is None:
             return True
-        return bool((config.get(self.enabled_by) or {}).get("enabled", False))
+        enabled = (config.get(self.enabled_by) or {}).get("enabled")
+        if enabled is None:
+            return self.on_with is not None and config.get(self.on_with) is not None
+        return bool(enabled)
 
-    def of_rule(self, rule: str) -> tuple[Output, ...]:
-        return tuple(output for output in self.outputs if output.rule == rule)
+    def active(self, conditions: Iterable[str] = ()) -> tuple[Output, ...]:
+        """Its outputs in a run where `conditions` hold: the unconditional ones and those whose `when` holds."""
+        held = set(conditions)
+        return tuple(output for output in self.outputs if output.when is None or output.when in held)
 
-    def inputs_of_rule(self, rule: str) -> dict[str, str]:
+    def of_rule(self, rule: str, conditions: Iterable[str] = ()) -> tuple[Output, ...]:
+        return tuple(output for output in self.active(conditions) if output.rule == rule)
+
+    def inputs_of_rule(self, rule: str, conditions: Iterable[str] = ()) -> dict[str, str]:
         """key -> path of every output the rule's outputs are built from, in first-use order."""
-        keys = dict.fromkeys(key for output in self.of_rule(rule) for key in output.inputs)
+        keys = dict.fromkeys(key for output in self.of_rule(rule, conditions) for key in output.inputs)
         return {key: self.get(key).path for key in keys}
 
     def get(self, key: str) -> Output:

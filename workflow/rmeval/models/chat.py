@@ -29,6 +29,7 @@ the template's own tokens (headers, end-of-turn) always survive.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,8 @@ class Encoded:
     flat_ids: np.ndarray  # int64, all rows' ids concatenated
     offsets: np.ndarray  # int64, len(rows) + 1
     truncated: np.ndarray  # bool
+    # Rows whose first token the attention mask hides (RewardBench's pipeline on a double BOS); None: no row.
+    hidden_first: np.ndarray | None = None
 
     @property
     def lengths(self) -> np.ndarray:
@@ -54,6 +57,22 @@ class Encoded:
 
     def row(self, index: int) -> np.ndarray:
         return self.flat_ids[self.offsets[index] : self.offsets[index + 1]]
+
+    def keys(self, extra: list[bytes] | None = None) -> np.ndarray:
+        """One 16-byte digest per row of exactly what the model sees (ids, a hidden first token, `extra`: what
+        else the adapter reads per row), so rows with one key score identically (rmeval.scoring.engine)."""
+        buffer = memoryview(self.flat_ids.astype(np.int64, copy=False).tobytes())
+        bounds = (self.offsets * 8).tolist()
+        hidden = self.hidden_first
+        keys = np.empty(len(bounds) - 1, dtype="S16")
+        for index in range(len(keys)):
+            digest = hashlib.blake2b(buffer[bounds[index] : bounds[index + 1]], digest_size=16)
+            if hidden is not None and hidden[index]:
+                digest.update(b"hidden-first")
+            if extra is not None:
+                digest.update(extra[index])
+            keys[index] = digest.digest()
+        return keys
 
 
 def template_sha256(template: str) -> str:

@@ -93,7 +93,9 @@ class GenerativePRMScorer(HFScorer):
                              "chat_template_sha256": template_sha256(self.template), "input_ids_sha256": digest}
         if not self.pad_from_config:
             self._keep_pad_out_of_rows()
-        return Prepared(costs=lengths.copy(), n_tokens=lengths.copy(), truncated=truncated.copy())
+        # The reading positions are part of the input: two rows tie only when ids and positions both match.
+        keys = self.encoded.keys([positions.tobytes() for positions in self.positions])
+        return Prepared(costs=lengths.copy(), n_tokens=lengths.copy(), truncated=truncated.copy(), keys=keys)
 
     def score(self, indices: np.ndarray) -> BatchScores:
         import torch

@@ -16,7 +16,7 @@ import numpy as np
 
 from rmeval.errors import RmevalError
 from rmeval.hub import hub_offline, looks_local
-from rmeval.models.base import BatchScores, Prepared, RewardScorer, Runtime
+from rmeval.models.base import BatchScores, ModelInput, Prepared, RewardScorer, Runtime
 from rmeval.models.chat import (
     ChatRenderer,
     Encoded,
@@ -25,6 +25,7 @@ from rmeval.models.chat import (
     chat_template_renderer,
     unused_token_id,
 )
+from rmeval.models.pipeline_input import PipelineEncoder
 from rmeval.registry import ModelSpec
 from rmeval.tasks import Pairs
 
@@ -102,6 +103,9 @@ class HFScorer(RewardScorer):
     default_padding_side = "right"
     supported_padding_sides: tuple[str, ...] = PADDING_SIDES
     default_chat_template: str | None = None  # adapter's format when the registry sets none
+    # Builds a text pipeline's input (rmeval.models.pipeline_input) when a benchmark asks (`Pairs.model_input`);
+    # the adapters whose models have a pipeline of their own upstream keep rmeval's input.
+    follows_text_pipeline = False
 
     def __init__(self, spec: ModelSpec, runtime: Runtime) -> None:
         import torch
@@ -201,7 +205,11 @@ class HFScorer(RewardScorer):
         return argument in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
     # --- encoding ----------------------------------------------------------------------------
-    def renderer(self) -> RenderFn:
+    def renderer(self, model_input: ModelInput | None = None) -> RenderFn:
+        if model_input is not None and getattr(self.tokenizer, "chat_template", None):
+            # RewardBench's scripts take the tokenizer's template whenever it has one (utils.py
+            # check_tokenizer_chat_template), whatever else is configured.
+            return chat_template_renderer(self.tokenizer, None, self.spec.name)
         source = "registry" if self.spec.chat_template else "adapter"
         return chat_template_renderer(
             self.tokenizer, self.spec.chat_template or self.default_chat_template, self.spec.name, source
@@ -215,9 +223,14 @@ class HFScorer(RewardScorer):
         """How rendered text becomes ids; GRM tokenises with the tokenizer's special tokens."""
         return RowEncoder
 
-    def prepare(self, pairs: Pairs) -> Prepared:
+    def _encoder(self, model_input: ModelInput | None) -> tuple[RenderFn, Any]:
+        """(render, encoder): the benchmark's pipeline input when it asks and this adapter follows it, else rmeval's."""
+        if model_input is not None:
+            render = self.renderer(model_input)
+            return render, PipelineEncoder(self.tokenizer, render, max_length=model_input.max_length,
+                                           truncation_side=model_input.truncation_side, model_name=self.spec.name)
         render = self.renderer()
-        encoder = self.row_encoder_class()(
+        return render, self.row_encoder_class()(
             self.tokenizer,
             render,
             max_length=self.spec.max_length,
@@ -225,17 +238,30 @@ class HFScorer(RewardScorer):
             add_bos=self.spec.add_bos,
             model_name=self.spec.name,
         )
+
+    def prepare(self, pairs: Pairs) -> Prepared:
+        model_input = pairs.model_input if self.follows_text_pipeline else None
+        render, encoder = self._encoder(model_input)
         prompts, responses = self.texts_of(pairs)
         self.encoded = encoder.encode(pairs.ids, prompts, responses)
         # Which template and BOS policy produced the ids (`.meta.json` adapter_details).
         plain = {"chat_template_source": "none (adapter's plain-text format)", "chat_template_sha256": None}
         template = render.describe() if isinstance(render, ChatRenderer) else plain
         ids_digest = hashlib.sha256(self.encoded.flat_ids.tobytes() + self.encoded.offsets.tobytes()).hexdigest()[:16]
-        self.tokenization = {**template, **encoder.describe(), "input_ids_sha256": ids_digest}
-        if not self.pad_from_config:
+        hidden = self.encoded.hidden_first
+        if hidden is not None:
+            ids_digest = hashlib.sha256(bytes.fromhex(ids_digest) + hidden.tobytes()).hexdigest()[:16]
+        own = {"model_input": "rmeval"} if model_input is None else {}
+        if pairs.model_input is not None and model_input is None:
+            own["model_input"] = f"rmeval (adapter {self.spec.adapter!r} has its own pipeline upstream)"
+        self.tokenization = {**template, **own, **encoder.describe(), "input_ids_sha256": ids_digest}
+        if not self.pad_from_config and model_input is None:
+            # (The official pipeline pads with the tokenizer's pad / EOS id and the head reads the last token that
+            # is not that id; in its input mode rmeval keeps that id, so a row ending in it reads the same token.)
             self._keep_pad_out_of_rows()
         lengths = self.encoded.lengths
-        return Prepared(costs=lengths.copy(), n_tokens=lengths.copy(), truncated=self.encoded.truncated.copy())
+        return Prepared(costs=lengths.copy(), n_tokens=lengths.copy(), truncated=self.encoded.truncated.copy(),
+                        keys=self.encoded.keys())
 
     # --- scoring -----------------------------------------------------------------------------
     def batch_arrays(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -255,12 +281,27 @@ class HFScorer(RewardScorer):
         ids[mask] = self.encoded.flat_ids[source]  # boolean assignment fills row-major, as `source` is
         return ids, mask
 
-    def model_inputs(self, ids: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
+    def attention_of(self, indices: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The attention mask: the rows' tokens, less a first token the input hides (RewardBenchPipeline hides the
+        first of two BOS ids; positions still count it, as in its call)."""
+        hidden = None if self.encoded is None or self.encoded.hidden_first is None else self.encoded.hidden_first[indices]
+        if hidden is None or not hidden.any():
+            return mask
+        attention = mask.copy()
+        rows = np.flatnonzero(hidden)
+        attention[rows, mask[rows].argmax(axis=1)] = False
+        return attention
+
+    def model_inputs(self, ids: np.ndarray, mask: np.ndarray, attention: np.ndarray | None = None) -> dict[str, Any]:
         import torch
 
+        attention = mask if attention is None else attention
+        # The head finds each row's last token by this job's pad id: a model server's jobs share one model (and its
+        # config) but may pad with different ids (rmeval's unused id, a text pipeline's tokenizer pad).
+        self.model.config.pad_token_id = self.pad_id
         inputs = {
             "input_ids": torch.from_numpy(ids).to(self.input_device),
-            "attention_mask": torch.from_numpy(mask.astype(np.int64)).to(self.input_device),
+            "attention_mask": torch.from_numpy(attention.astype(np.int64)).to(self.input_device),
         }
         if self.padding_side == "left" and self.takes_position_ids:
             # Positions count real tokens only, so a left-padded row sees the same positions as unpadded.
@@ -276,7 +317,7 @@ class HFScorer(RewardScorer):
         import torch
 
         ids, mask = self.batch_arrays(indices)
-        inputs = self.model_inputs(ids, mask)
+        inputs = self.model_inputs(ids, mask, self.attention_of(indices, mask))
         with torch.inference_mode():
             output = self.model(**inputs)
             rewards = self.rewards_from_output(output, inputs)

@@ -260,8 +260,8 @@ class JudgeScorer(RewardScorer):
             position = seeded_position(row_id)
         elif position is None:
             raise RmevalError(
-                f"row id={row_id!r}: no recorded chosen_position for pairwise judge {self.spec.name!r}; give the "
-                f"RewardMATH branch rewardmath.pairwise_positions, or set options.positions: seeded"
+                f"row id={row_id!r}: no recorded chosen_position for pairwise judge {self.spec.name!r}; give its "
+                f"benchmark the recorded positions (config/README.md), or set options.positions: seeded"
             )
         chosen, rejected = self._solution(chosen_at[group]), self._solution(index)
         problem, (chosen, rejected), cut = self._fit(self.pairs.prompts[index], [chosen, rejected])
@@ -280,7 +280,7 @@ class JudgeScorer(RewardScorer):
         if self.mode == "pairwise":
             if pairs.comparisons is None:
                 raise RmevalError(f"model {self.spec.name!r}: a pairwise judge needs a table that says which rows "
-                                  "compete (problem_id + solution_type, or pair_id + role): the RewardMATH branch's")
+                                  "compete (problem_id + solution_type, or pair_id + role)")
             chosen_at: dict[str, int] = {}
             for index, (group, is_chosen) in enumerate(zip(pairs.comparisons.groups, pairs.comparisons.is_chosen,
                                                            strict=True)):

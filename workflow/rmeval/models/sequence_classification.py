@@ -18,3 +18,4 @@ from rmeval.models.hf import HFScorer
 class SequenceClassificationScorer(HFScorer):
     auto_class = "AutoModelForSequenceClassification"
     default_padding_side = "right"
+    follows_text_pipeline = True  # RewardBench's REWARD_MODEL_CONFIG "default" / "default_v2" path

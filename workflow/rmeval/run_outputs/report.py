@@ -1,15 +1,15 @@
-"""The report's front page (workflow/report/workflow.rst) gets each enabled benchmark's section from here.
+"""The report's front page: workflow/report/workflow.rst with each enabled benchmark's section in its place.
 
-Snakemake renders that page with Jinja and gives it only `snakemake.config`, so workflow/rules/run.smk puts the
-sections into the config at parse time, under `SECTIONS_KEY` (no user config has it: the schema allows no such
-key, and the config's hash for the lock is taken before), and the page loops over them. A section is an .rst
-fragment under workflow/report/ (`Benchmark.report_section`), rendered with the same Jinja settings and
-`snakemake.config` as the page. Light: runs at parse time.
+Snakemake renders the page named by `report:` with Jinja and gives it only `snakemake.config`; rather than write
+the sections into the config (whose hash the lock records), workflow/rules/run.smk composes the page at parse time
+into `FRONT_PAGE` under the run's .snakemake folder (rewritten only when it changes) and names that file with
+`report:`. A section is an .rst fragment under workflow/report/ (`Benchmark.report_section`), rendered with the
+same Jinja settings and `snakemake.config` as the page. Light: runs at parse time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,7 +17,28 @@ from typing import Any
 from rmeval.benchmarks import all_benchmarks
 from rmeval.errors import RmevalError
 
-SECTIONS_KEY = "_report_sections"
+PAGE = "workflow.rst"
+SECTIONS_MARK = "{# SECTIONS #}"  # the line of PAGE the sections replace
+FRONT_PAGE = ".snakemake/rmeval/report/workflow.rst"
+
+
+def front_page(sections: Sequence[str], report_dir: Path) -> str:
+    """PAGE with the sections (rendered) where its SECTIONS_MARK line is, one blank line apart."""
+    page = (report_dir / PAGE).read_text(encoding="utf-8")
+    if SECTIONS_MARK not in page:
+        raise RmevalError(f"{report_dir / PAGE}: no {SECTIONS_MARK} line for the benchmarks' sections")
+    return page.replace(SECTIONS_MARK, "\n\n".join(sections))
+
+
+def write_front_page(sections: Sequence[str], report_dir: Path, path: Path) -> Path:
+    """The composed page at `path` (absolute, for `report:`), written only when its text changes."""
+    from rmeval.io.atomic import write_text_atomic
+
+    text = front_page(sections, report_dir)
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(text, path)
+    return path.resolve()
 
 
 def report_sections(config: Mapping[str, Any], report_dir: Path) -> list[str]:

@@ -38,8 +38,7 @@ DISPLAY_COLUMNS = [
     Column("verdict", "Verdict"),
 ]
 CAPTION = "Reproduced beside published: our statistics, the papers' values and whether the conclusion holds"
-# The .tex file's first line has always named this command's predecessor; kept so that the file stays the same.
-GENERATOR = "`rmeval fairness-reproduction`"
+GENERATOR = "`rmeval run-reproduction`"  # the .tex file's first line names the command that wrote it
 
 
 def gather(parts: Sequence[ReproductionPart]) -> tuple[list[Comparison], list[str], list[str]]:

@@ -22,6 +22,7 @@ from rmeval import cli_settings
 from rmeval.config_check import schema_default
 from rmeval.devices import GpuClaim
 from rmeval.registry import ModelSpec
+from rmeval.scoring.request import DEFAULT_TOKEN_BUDGET
 from rmeval.scoring.spec_argument import read_spec
 from rmeval.tasks import task_names
 
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval score", description="Score one input table with one reward model.")
     parser.add_argument("--spec", required=True, help="the model's registry entry as JSON (or @file.json)")
     parser.add_argument("--task", required=True, choices=task_names(),
-                        help="pairs: id/prompt/response[/steps]; or a benchmark's own (fairness: its data tables)")
+                        help="pairs: id/prompt/response[/steps]; or a benchmark's own (its catalogue's `tasks`)")
     parser.add_argument("--input", required=True, type=Path, help="input table (.parquet, .jsonl or .csv)")
     parser.add_argument("--output", required=True, type=Path, help="scores parquet to write")
     parser.add_argument("--meta", type=Path, help="metadata sidecar (default: OUTPUT with .meta.json)")
@@ -45,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="auto: CUDA when the model asks for GPUs and one is visible, else CPU")
     parser.add_argument("--token-budget", type=_positive, default=schema_default("scoring.token_budget"),
-                        help="padded tokens per batch (default 4096 on CPU, 65536 on GPU; requests per batch for API models)")
+                        help="padded tokens per batch (default: " + ", ".join(f"{n} on {d}" for d, n in DEFAULT_TOKEN_BUDGET.items())
+                        + "; requests per batch for API models)")
     parser.add_argument("--max-batch-rows", type=_positive, default=schema_default("scoring.max_batch_rows"),
                         help="cap on rows per batch (default %(default)s)")
     parser.add_argument("--checkpoint-every", type=int, default=schema_default("scoring.checkpoint_every"),
@@ -62,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="load the model in this process (default outside Snakemake, under Slurm, for API models)")
     parser.add_argument("--max-replicas", type=_positive, default=schema_default("scoring.max_replicas"),
                         help="warm replicas of the model's server at most, one per free GPU set (default: as many as fit)")
+    parser.add_argument("--model-input", type=lambda text: cli_settings.json_object(text, "rmeval score --model-input"),
+                        help="a benchmark's way to build model input, as JSON (rmeval.models.base.ModelInput: style, "
+                             "max_length, truncation_side); default: the registry entry's template and truncation")
     parser.add_argument("--progress-every", type=float, help="seconds between progress lines (default 15, 0.5 on a TTY)")
     cli_settings.add_settings_argument(parser)
     return parser
@@ -121,6 +126,7 @@ def main(argv: list[str]) -> int:
             gpu_devices=claim.devices,
             server=use_server,
             max_replicas=args.max_replicas,
+            model_input=args.model_input,
         )
         run_job(request)
     return 0

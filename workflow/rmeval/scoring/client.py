@@ -30,6 +30,7 @@ from rmeval.errors import RmevalError
 from rmeval.models.base import Prepared, RewardScorer, Runtime
 from rmeval.scoring import slurm_launcher
 from rmeval.scoring.address import RUN_ENV, ServerAddress, server_address, socket_name
+from rmeval.scoring.protocol import DEFAULT_IDLE_S, PROTOCOL, hold_lock, read_state
 from rmeval.scoring.replicas import STARTING_LOAD, Replica, decide, least_loaded, replica_limit
 from rmeval.scoring.slurm_launcher import LAUNCHER_ENV
 
@@ -38,13 +39,12 @@ if TYPE_CHECKING:
 
     from rmeval.devices import HeldGpus
     from rmeval.models.base import BatchScores
-    from rmeval.scoring.job import JobRequest
+    from rmeval.scoring.request import JobRequest
     from rmeval.tasks import Pairs
 
 HANG_ENV = "RMEVAL_SERVER_HANG_S"
 IDLE_ENV = "RMEVAL_SERVER_IDLE_S"
 DEFAULT_HANG_S = 60.0
-DEFAULT_IDLE_S = 300.0  # the run's end, or a job waiting for its GPUs, ends it sooner
 POLL_S = 0.05
 LOCK_HANDOVER_S = 30.0  # a server the Slurm launcher starts waits this long for the starting job's .lock
 # A job that wants a further replica while every GPU is held stands as a GPU waiter this long (idle servers check
@@ -243,7 +243,6 @@ def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Chann
     """A channel to a live, ready server, or None (no socket, nobody listening, or it closed on us)."""
     from multiprocessing.connection import Client
 
-    from rmeval.scoring.server import PROTOCOL
 
     fd = None
     try:
@@ -254,7 +253,6 @@ def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Chann
     finally:
         if fd is not None:
             os.close(fd)
-    from rmeval.scoring.server import read_state
 
     channel = Channel(conn, launch.address, model, hang_s)
     channel.pid = read_state(launch.address).get("pid", "?")  # a hang in the handshake can then be killed
@@ -306,7 +304,6 @@ def _wait_ready(launch: ServerLaunch, model: str, hang_s: float,
                                    f"{_log_tail(address.log)}")
         age = _state_age(address)
         if age is not None and age > hang_s and not lock_is_free(address.lock):
-            from rmeval.scoring.server import read_state
 
             pid = read_state(address).get("pid")
             if isinstance(pid, int) and not _process_running(pid):
@@ -328,7 +325,6 @@ def _probe(address: ServerAddress, model: str, hang_s: float) -> int | None:
     """A ready replica's load (jobs it serves), or None when it does not answer (still loading, or exiting)."""
     from multiprocessing.connection import Client
 
-    from rmeval.scoring.server import PROTOCOL
 
     fd = None
     try:
@@ -339,7 +335,6 @@ def _probe(address: ServerAddress, model: str, hang_s: float) -> int | None:
     finally:
         if fd is not None:
             os.close(fd)
-    from rmeval.scoring.server import read_state
 
     channel = Channel(conn, address, model, hang_s)
     channel.pid = read_state(address).get("pid", "?")  # so that a hung one can be named and killed
@@ -370,7 +365,6 @@ def _pending_jobs(address: ServerAddress) -> int:
 
 def survey(address: ServerAddress, model: str, hang_s: float, limit: int) -> list[Replica]:
     """Each replica index below `limit`, and every live one above it (a smaller cap set by a later job)."""
-    from rmeval.scoring.server import read_state
 
     seen: list[Replica] = []
     index = 0
@@ -444,7 +438,6 @@ def connect(launch: ServerLaunch, model: str) -> tuple[Channel, dict[str, Any], 
     """(channel, server info, started_here): a warm replica of the run's server for this model, the least
     loaded, or a further one started on free GPUs (rmeval.scoring.replicas), or the first one."""
     from rmeval.devices import available_gpu_ids, claim_after_nudge, claim_free_now, under_slurm
-    from rmeval.scoring.server import hold_lock
 
     hang_s = hang_seconds()
     address = launch.address

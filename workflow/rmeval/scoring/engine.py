@@ -2,7 +2,8 @@
 
 The loop: plan length-sorted batches to a token budget, score them longest first, check every
 reward is finite, checkpoint every N rows, and on CUDA out-of-memory halve the budget and re-plan
-the failed batch. Rows are returned in input order whatever the batch order was.
+the failed batch. Rows are returned in input order whatever the batch order was. Rows that carry one
+model input (`Prepared.keys`) are scored once and share its outputs (rmeval.scoring.distinct).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rmeval.errors import RmevalError
 from rmeval.models.base import Prepared, RewardScorer
 from rmeval.scoring.batching import plan_batches
 from rmeval.scoring.checkpoint import Checkpoint
+from rmeval.scoring.distinct import Distinct, distinct_rows
 from rmeval.scoring.progress import Progress
 from rmeval.tasks import Pairs
 
@@ -42,6 +44,7 @@ class EngineReport:
     token_budget_final: int
     oom_backoffs: int = 0
     resumed_rows: int = 0
+    distinct_rows: int = 0  # distinct model inputs among the rows (each scored once)
     scored_rows: int = 0
     scored_tokens: int = 0
     batches: int = 0
@@ -74,6 +77,24 @@ class _Results:
         for name, values in self.extra.items():
             columns[name] = [values[i] for i in rows]
         return pd.DataFrame(columns)
+
+    def share(self, distinct: Distinct) -> None:
+        """Give every copy its first row's outputs."""
+        copies = distinct.copies
+        if not len(copies):
+            return
+        sources = distinct.first[copies]
+        self.rewards[copies] = self.rewards[sources]
+        self.n_tokens[copies] = self.n_tokens[sources]
+        self.truncated[copies] = self.truncated[sources]
+        if self.step_rewards is not None:
+            for row, source in zip(copies.tolist(), sources.tolist(), strict=True):
+                steps = self.step_rewards[source]
+                self.step_rewards[row] = None if steps is None else list(steps)
+        for values in self.extra.values():
+            for row, source in zip(copies.tolist(), sources.tolist(), strict=True):
+                values[row] = values[source]
+        self.done[copies] = self.done[sources]
 
 
 def _restore(results: _Results, finished: pd.DataFrame, pairs: Pairs) -> int:
@@ -146,13 +167,19 @@ def score_rows(
                 report.resumed_rows = restored
         checkpoint.start()
 
+    distinct = distinct_rows(prepared.keys, count)
+    report.distinct_rows = distinct.count
+    firsts = distinct.representatives
     costs = prepared.costs.astype(np.float64)
-    progress = Progress(f"score {model_name}", count, done_rows=report.resumed_rows, every_s=settings.progress_every_s,
-                        total_work=float(costs.sum()), done_work=float(costs[results.done].sum()))
+    progress = Progress(f"score {model_name}", len(firsts), done_rows=int(results.done[firsts].sum()),
+                        every_s=settings.progress_every_s, total_work=float(costs[firsts].sum()),
+                        done_work=float(costs[firsts][results.done[firsts]].sum()))
     if report.resumed_rows:
         progress.message(f"resuming from checkpoint: {report.resumed_rows}/{count} rows already scored")
+    if distinct.count < count:
+        progress.message(f"{count} rows carry {distinct.count} distinct inputs: each is scored once")
     budget = settings.token_budget
-    queue = deque(plan_batches(prepared.costs, np.flatnonzero(~results.done), budget, settings.max_batch_rows))
+    queue = deque(plan_batches(prepared.costs, firsts[~results.done[firsts]], budget, settings.max_batch_rows))
     unsaved: list[np.ndarray] = []
     unsaved_rows = 0
     started = time.monotonic()
@@ -211,6 +238,7 @@ def score_rows(
                 checkpoint.clear()  # a deterministic failure (NaN, no fit): resuming would only repeat it
         raise
     report.score_s = time.monotonic() - started
+    results.share(distinct)
     if not results.done.all():
         raise AssertionError("engine finished with unscored rows")
     return results.frame(pairs.ids), report

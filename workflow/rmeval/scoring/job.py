@@ -7,64 +7,24 @@ and this process imports neither torch nor transformers.
 
 from __future__ import annotations
 
+import json
 import platform
 import sys
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rmeval.errors import RmevalError
 from rmeval.io.hashing import sha256_file, sha256_text
 from rmeval.lock.models import check_loaded_attn, check_loaded_revision
 from rmeval.models.base import Runtime
-from rmeval.registry import ModelSpec
-from rmeval.scoring.settings import SCORING_DEFAULTS
-
-DEFAULT_TOKEN_BUDGET = {"cpu": 4096, "cuda": 65536}
-DEFAULT_API_BATCH = 64  # requests in flight per engine batch (concurrency is bounded separately)
-
-
-@dataclass(frozen=True)
-class JobRequest:
-    spec: ModelSpec
-    task: str
-    input: Path
-    output: Path
-    meta: Path
-    threads: int | None = None
-    device: str = "auto"  # auto | cpu | cuda
-    token_budget: int | None = SCORING_DEFAULTS.token_budget  # None: DEFAULT_TOKEN_BUDGET of the device
-    max_batch_rows: int = SCORING_DEFAULTS.max_batch_rows
-    checkpoint_every: int = SCORING_DEFAULTS.checkpoint_every
-    padding_side: str | None = None
-    progress_every_s: float | None = None
-    gpu_devices: tuple[str, ...] = ()
-    compile: bool = SCORING_DEFAULTS.compile  # wrap the model in torch.compile(dynamic=True): pays off on large jobs
-    expect_revision: str | None = None  # from a lock: the commit / fingerprint the job must load
-    server: bool = False  # score through the run's model server (loaded once per model) instead of in-process
-    max_replicas: int | None = SCORING_DEFAULTS.max_replicas  # warm replicas of that server (None: as GPUs hold)
-
-
-def resolve_runtime(request: JobRequest) -> Runtime:
-    """Device and dtype for this job (torch is imported here, after GPU claiming)."""
-    spec = request.spec
-    if spec.adapter_entry.remote:
-        return Runtime(device="api", dtype="n/a", padding_side=None)
-    import torch
-
-    if request.threads:
-        # Parallel Snakemake jobs share the CPU: follow the rule's `threads:` instead of all cores.
-        torch.set_num_threads(request.threads)
-    wants_gpu = request.device == "cuda" or (request.device == "auto" and spec.resources.gpu > 0)
-    cuda = wants_gpu and torch.cuda.is_available()
-    if request.device == "cuda" and not torch.cuda.is_available():
-        raise RmevalError("--device cuda was requested but no CUDA device is visible to this job")
-    n_gpus = torch.cuda.device_count() if cuda else 0
-    device = ("auto-sharded" if spec.resources.gpu > 1 and n_gpus > 1 else "cuda") if cuda else "cpu"
-    dtype = spec.dtype if spec.dtype != "auto" else ("bfloat16" if cuda else "float32")
-    return Runtime(device=device, dtype=dtype, n_gpus=n_gpus, padding_side=request.padding_side)
+from rmeval.scoring.request import (  # noqa: F401  (the job's request, re-exported for its callers)
+    DEFAULT_API_BATCH,
+    DEFAULT_TOKEN_BUDGET,
+    JobRequest,
+    load_local_scorer,
+    resolve_runtime,
+)
 
 
 def fingerprint(request: JobRequest, input_sha256: str, runtime: Runtime, input_ids_sha256: str = "") -> str:
@@ -72,6 +32,8 @@ def fingerprint(request: JobRequest, input_sha256: str, runtime: Runtime, input_
     (the token ids the adapter feeds) keeps a resume from mixing rows tokenised two ways."""
     device_kind = "cpu" if runtime.device == "cpu" else runtime.device
     parts = [input_sha256, request.task, request.spec.to_json(), runtime.dtype, device_kind, str(request.padding_side)]
+    if request.model_input:
+        parts.append(json.dumps(request.model_input, sort_keys=True))
     if input_ids_sha256:
         parts.append(input_ids_sha256)
     return sha256_text("\n".join(parts))
@@ -87,20 +49,6 @@ def _versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             pass
     return versions
-
-
-def load_local_scorer(request: JobRequest, runtime: Runtime) -> tuple[Any, float]:
-    """Load the adapter in this process (compiled when asked); returns (scorer, seconds)."""
-    from rmeval.models import load_scorer
-
-    started = time.monotonic()
-    scorer = load_scorer(request.spec, runtime)
-    if request.compile and getattr(scorer, "model", None) is not None:
-        import torch
-
-        # dynamic=True: batch shapes vary with the token budget; one compile serves them all.
-        scorer.model = torch.compile(scorer.model, dynamic=True)
-    return scorer, time.monotonic() - started
 
 
 def process_age_s() -> float | None:
@@ -139,6 +87,12 @@ def run_job(request: JobRequest) -> dict[str, Any]:
     started_wall = time.monotonic()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     pairs = load_pairs(request.input, request.task)
+    if request.model_input:
+        from dataclasses import replace
+
+        from rmeval.models.base import ModelInput
+
+        pairs = replace(pairs, model_input=ModelInput.from_mapping(request.model_input, "rmeval score --model-input"))
     input_sha256 = sha256_file(request.input)
     server_meta: dict[str, Any] | None = None
     check_revision_before_loading(request)
@@ -189,6 +143,8 @@ def run_job(request: JobRequest) -> dict[str, Any]:
         "input": str(request.input),
         "input_sha256": input_sha256,
         "rows": int(len(table)),
+        # Distinct model inputs (token sequences) among the rows: each scored once, its reward given to every copy.
+        "distinct_sequences": int(report.distinct_rows),
         "tokens": tokens,
         "n_truncated": int(table["truncated"].sum()),
         "max_length": request.spec.max_length,

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import fcntl
-import json
 import os
 import signal
 import sys
@@ -36,8 +34,9 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 from rmeval.scoring.address import ServerAddress, owner_alive, socket_name
+from rmeval.scoring.memo import RewardMemo
+from rmeval.scoring.protocol import DEFAULT_IDLE_S, PROTOCOL, hold_lock
 
-PROTOCOL = 1
 BEAT_S = 1.0
 WATCH_S = 0.25
 YIELD_GRACE_S = 2.0  # idle this long and another job waits for our GPUs: hand them over
@@ -72,17 +71,6 @@ class StateFile:
                 pass
 
 
-def hold_lock(path: Path) -> int | None:
-    """An fd with an exclusive flock on `path` (held until the process dies), or None if taken."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
-
-
 class ModelServer:
     def __init__(self, address: ServerAddress, scorer: Any, info: dict[str, Any], *, run_id: str, idle_s: float,
                  gpu_lock_dir: Path | None) -> None:
@@ -93,6 +81,7 @@ class ModelServer:
         self.idle_s = idle_s
         self.gpu_lock_dir = gpu_lock_dir
         self.compute = threading.Lock()  # one prepare / forward pass at a time: one model, one device
+        self.memo = RewardMemo()  # one reward per distinct input across this server's jobs
         self.sessions_lock = threading.Lock()
         self.sessions = 0  # open connections (probes too): a server with one does not exit
         self.active = 0  # jobs being served: a replica's load
@@ -107,6 +96,7 @@ class ModelServer:
             session["scorer"] = scorer
             started = time.monotonic()
             prepared = scorer.prepare(payload)
+            session["keys"], session["remembered"] = prepared.keys, 0
             return {"prepared": prepared, "prepare_s": time.monotonic() - started}
         scorer = session.get("scorer")
         if op == "describe" and scorer is None:  # the loaded model (revision, dtype): a lock checks it before prepare
@@ -114,9 +104,12 @@ class ModelServer:
         if scorer is None:
             raise RmevalError(f"model server: {op!r} before 'prepare'")
         if op == "score":
-            return scorer.score(payload)
+            scores, remembered = self.memo.score(session.get("keys"), payload, scorer.score)
+            session["remembered"] += remembered
+            return scores
         if op == "describe":
-            return scorer.describe()
+            # Rows this job took from the server's memory of inputs its earlier jobs scored (rmeval.scoring.memo).
+            return {**scorer.describe(), "rows_from_server_memory": session["remembered"]}
         raise RmevalError(f"model server: unknown request {op!r}")
 
     def _reply_for(self, error: BaseException, session: dict[str, Any]) -> tuple[str, str]:
@@ -270,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--padding-side", choices=("left", "right"))
     parser.add_argument("--compile", action="store_true")
-    parser.add_argument("--idle-s", type=float, default=300.0, help="exit after this long without a job")
+    parser.add_argument("--idle-s", type=float, default=DEFAULT_IDLE_S, help="exit after this long without a job")
     return parser
 
 
@@ -303,7 +296,7 @@ def main(argv: list[str]) -> int:
     fds = tuple(int(fd) for fd in args.held_fds.split(",") if fd)
     with adopt_gpus(held, fds) if held else claim_gpus(args.gpus) as claim:
         state.write(phase="loading", gpu_devices=list(claim.devices))
-        from rmeval.scoring.job import JobRequest, load_local_scorer, resolve_runtime
+        from rmeval.scoring.request import JobRequest, load_local_scorer, resolve_runtime
 
         request = JobRequest(spec=spec, task="pairs", input=Path(os.devnull), output=Path(os.devnull),
                              meta=Path(os.devnull), threads=args.threads, device=args.device,
@@ -333,10 +326,3 @@ def main(argv: list[str]) -> int:
         _log(f"exiting: {reason}; served {server.served} job(s)")
     sys.stderr.flush()
     os._exit(0)  # session threads may still sit in recv(); nothing of theirs needs flushing
-
-
-def read_state(address: ServerAddress) -> dict[str, Any]:
-    try:
-        return json.loads(address.state.read_text())
-    except (OSError, ValueError):
-        return {}

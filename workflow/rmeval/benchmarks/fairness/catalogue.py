@@ -9,7 +9,7 @@ its caption (and a loader in figures/inputs.py `READERS` when it reads a table n
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
+from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage, score_path
 
 DATA_DIR = "results/data"
 DATA = "results/data/{group}.parquet"  # one sampled table per group (the arXiv stage's output)
@@ -24,6 +24,8 @@ FIGURES_RULE = "fairness_figures"
 TABLE_BUILDERS = "rmeval.benchmarks.fairness.stats.builders"
 FIGURE_MODULES = "rmeval.benchmarks.fairness.figures"
 TABLE_FORMATS = ("md", "tex")  # beside each table's CSV: for readers and for papers
+PAIRED = "paired"  # the condition of the paired design's outputs (its planner sets it for a paired corpus)
+PAIRED_TABLES = "rmeval.benchmarks.fairness.corpus.paired_tables:write_paired"  # all four paired tables at once
 
 
 def _table(key: str, stem: str, in_report: bool = True) -> Output:
@@ -59,14 +61,16 @@ BENCHMARK = Benchmark(
     name="fairness",
     title="Group fairness on arXiv abstracts (Song et al. 2025)",
     rule_file="workflow/rules/fairness.smk",
+    enabled_by="fairness",
+    on_with="groups",  # on while `fairness.enabled` is null and `groups:` is present: older configs run unchanged
     order=10,
-    # its own section: `corpus:` (a grouped corpus instead of arXiv); groups/arxiv live in the shared schema
+    # its own sections: fairness, groups, arxiv or corpus, reference_model, figures, stats.permutations
     config_schema="rmeval.benchmarks.fairness:config.schema.yaml",
     planner="rmeval.benchmarks.fairness.planner:plan",
     models_key="models",
     score_stages=(
-        ScoreStage(rule=SCORE_RULE, scores="results/scores/{model}/{table}.parquet", task="fairness",
-                   log="logs/score/{model}/{table}.log"),
+        ScoreStage(rule=SCORE_RULE, scores=score_path("fairness"), task="fairness",
+                   log="logs/fairness/score/{model}/{table}.log"),
     ),
     tasks={"fairness": "rmeval.benchmarks.fairness.task:fairness_pairs"},
     commands=(
@@ -136,6 +140,21 @@ BENCHMARK = Benchmark(
         Output("capability_correlations", f"{TABLES}/fairness_vs_capability_correlations.csv", CAPABILITY_RULE,
                caption="fairness_vs_capability_correlations.rst", category="Fairness tables",
                builder="rmeval.benchmarks.fairness.capability:write_tables", formats=TABLE_FORMATS),
+        # A paired corpus (`corpus.columns.pair`): the paired design's tables (`rmeval fairness-stats --pairs`,
+        # corpus/paired_tables.py) and figure (`rmeval fairness-figures --paired`, corpus/figure.py).
+        Output("table_paired", f"{TABLES}/table_paired.csv", STATS_RULE, caption="table_paired.rst",
+               category="Fairness tables", formats=TABLE_FORMATS, builder=PAIRED_TABLES, when=PAIRED),
+        Output("paired_groups", f"{TABLES}/paired_groups.csv", STATS_RULE, formats=TABLE_FORMATS,
+               builder=PAIRED_TABLES, when=PAIRED),
+        Output("paired_posthoc", f"{TABLES}/paired_posthoc.csv", STATS_RULE, formats=TABLE_FORMATS,
+               builder=PAIRED_TABLES, when=PAIRED),
+        Output("paired_differences", f"{TABLES}/paired_differences.csv", STATS_RULE, builder=PAIRED_TABLES,
+               when=PAIRED),
+        Output("fig_paired", f"{FIGURES}/fig_paired_differences.png", FIGURES_RULE,
+               caption="fig_paired_differences.rst", category="Fairness figures",
+               labels={"figure": "Paired differences", "shows": "within-pair difference by group"},
+               builder="rmeval.benchmarks.fairness.corpus.figure:draw", formats=("pdf",),
+               inputs=("paired_differences",), when=PAIRED),
         Output("capability_figure", f"{FIGURES}/fig_fairness_vs_capability.png", CAPABILITY_RULE,
                caption="fig_fairness_vs_capability.rst", category="Fairness figures",
                labels={"figure": "Fairness vs capability", "shows": "|NMGD| against each capability measure"},
@@ -150,4 +169,5 @@ BENCHMARK = Benchmark(
     reproduction="rmeval.benchmarks.fairness.reproduction:reproduction_part",
     reproduction_inputs=("table1", "table2", "table3", "table4", "table7", "power", "capability"),
     published=("resources/published/song2025_fairness.yaml",),
+    report_section="fairness_section.rst",
 )

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.benchmarks.fairness.arxiv.preflight import arxiv_needs
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK, DATA, DATA_DIR, MANIFEST, SCORE_RULE
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK, DATA, DATA_DIR, MANIFEST, PAIRED, SCORE_RULE
 from rmeval.errors import RmevalError
 from rmeval.preflight import Needs
 from rmeval.registry import ModelSpec
-from rmeval.run_plan import BenchmarkPlan, Locate, PlanContext, ScoreJobs, model_keys
+from rmeval.run_plan import BenchmarkPlan, Locate, PlanContext, ScoreJobs, model_keys, with_run_settings
 
 CORPUS_RULE = "corpus_prepare"
 
@@ -43,7 +43,7 @@ def plan_arxiv_from_lock(config: Mapping[str, Any], lock_path: str, locate: Loca
     """The rebuild's rule inputs and its `rmeval arxiv-from-lock --settings`."""
     from rmeval.io.hashing import sha256_file
 
-    arxiv = config["arxiv"]
+    arxiv = with_run_settings(config, "arxiv", ("seed",))
     snapshot = locate(arxiv["snapshot"]) if arxiv.get("snapshot") else None
     settings = {"lock": lock_path, "groups_json": json.dumps(config["groups"]),  # JSON text: keeps config order
                 "config_json": arxiv_settings_json(arxiv, snapshot), "out_dir": DATA_DIR}
@@ -160,7 +160,7 @@ def corpus_needs(corpus: Mapping[str, Any], located: str | None) -> Needs:
 
 def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     """`corpus:` set: rule corpus_prepare writes the group tables; arXiv's rules are not defined."""
-    corpus = dict(config["corpus"])
+    corpus = with_run_settings(config, "corpus", ("seed",))
     located = context.locate(corpus["path"]) if corpus["source"] == "table" else None
     if located:
         corpus["path"] = located
@@ -187,6 +187,7 @@ def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPla
         own=FairnessPlan(groups=groups, snapshot=None, arxiv_from_lock=None,
                          corpus=CorpusPlan(inputs=[located] if located else [], paired=paired),
                          capability_files=capability_files(config)),
+        conditions=frozenset({PAIRED} if paired else ()),
     )
 
 
@@ -199,7 +200,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     check_groups(config, context.locate)
     models = context.resolve(config["models"], BENCHMARK.models_key)
     groups = tuple(config["groups"])
-    arxiv = config["arxiv"]
+    arxiv = with_run_settings(config, "arxiv", ("seed",))
     if arxiv["source"] == "lock" and not context.lock_path:
         raise RmevalError("config: arxiv.source is 'lock' but no top-level `lock:` file is given")
     snapshot = located_snapshot(arxiv, context.locate)

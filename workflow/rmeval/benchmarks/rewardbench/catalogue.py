@@ -10,7 +10,7 @@ Import-free (read at Snakefile parse time): builders and commands are "module:fu
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
+from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage, score_path
 
 NAME = "rewardbench"
 CATEGORY = "RewardBench"
@@ -28,7 +28,7 @@ BENCHMARK = Benchmark(
     config_schema="rmeval.benchmarks.rewardbench:config.schema.yaml",
     planner="rmeval.benchmarks.rewardbench.plan:plan",
     models_key="rewardbench.models",
-    score_stages=(ScoreStage(rule=SCORE_RULE, scores="results/scores/{model}/{table}.parquet", task="pairs",
+    score_stages=(ScoreStage(rule=SCORE_RULE, scores=score_path(NAME), task="pairs",
                              log="logs/rewardbench/score/{model}/{table}.log"),),
     commands=(
         Command("rewardbench-prepare", "rmeval.benchmarks.rewardbench.prepare",
@@ -55,5 +55,7 @@ BENCHMARK = Benchmark(
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
     ),
     capability="capability",
+    summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
+    summary_inputs=("capability",),
     report_section="rewardbench_section.rst",
 )

@@ -18,11 +18,14 @@ if TYPE_CHECKING:
 def plan_version(version: Version, config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from rmeval.benchmarks import benchmark
     from rmeval.preflight import Check, DatasetNeed, FileNeed, Needs
-    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
+    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys, with_run_settings
 
     bench = benchmark(version.name)
-    section = config[version.name]
-    specs = context.resolve(section["models"], bench.models_key)
+    section = with_run_settings(config, version.name, ("bootstrap", "seed"))
+    # No model list of its own (null): the run's top-level `models`.
+    models_key = bench.models_key if section["models"] is not None else "models"
+    entries = section["models"] if section["models"] is not None else config["models"]
+    specs = context.resolve(entries, models_key)
     if not specs:
         raise RmevalError(f"config: {version.name}.enabled is true but {version.name}.models is empty")
     pairwise = [name for name, spec in specs.items() if spec.judge_mode == "pairwise"]
@@ -47,17 +50,17 @@ def plan_version(version: Version, config: Mapping[str, Any], context: PlanConte
     settings: dict[str, dict[str, Any]] = {
         version.prepare_rule: {"version": version.name, "source": section["source"],
                                "revision": section["revision"], **({"path": path} if local else {})},
-        version.metrics_rule: {"version": version.name, "models": list(models), "scores": "results/scores",
+        version.metrics_rule: {"version": version.name, "models": list(models), "scores": version.scores_dir,
                                **({} if version is V1 else {"bootstrap": section["bootstrap"],
                                                              "seed": section["seed"]})},
-        f"{version.name}_export": {"version": version.name},
+        version.export_rule: {"version": version.name},
     }
     return BenchmarkPlan(
         name=version.name,
         models=specs,
-        model_keys=model_keys(bench.models_key, section["models"]),
+        model_keys=model_keys(models_key, entries),
         score_jobs=(ScoreJobs(bench.stage(version.score_rule), models, (version.name,),
-                              lambda model, table: version.data),),
+                              lambda model, table: version.data, settings=score_settings(version, section)),),
         needs=needs,
         pending={version.prepare_rule: [version.data]},
         settings=settings,
@@ -65,6 +68,14 @@ def plan_version(version: Version, config: Mapping[str, Any], context: PlanConte
         lock_files=(version.manifest,),
         own={"local_inputs": {"path": path} if local else {}, "models": list(models)},
     )
+
+
+def score_settings(version: Version, section: Mapping[str, Any]) -> dict[str, Any]:
+    """`rmeval score` settings of the version's jobs: with `model_input: official`, the official script's input."""
+    if section["model_input"] != "official":
+        return {}
+    return {"model_input": {"style": "text-pipeline", "max_length": int(section["max_length"]),
+                            "truncation_side": version.truncation_side}}
 
 
 def columns_problem(version: Version, path: str, rules: frozenset[str]) -> Any:

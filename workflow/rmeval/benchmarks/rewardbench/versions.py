@@ -10,13 +10,16 @@ class Version:
     """One RewardBench version.
 
     name: its benchmark and config section (`rewardbench`, `rewardbench2`), also the score table's name
-    (results/scores/{model}/<name>.parquet). columns: the HF dataset's columns every row must have.
+    (results/scores/<name>/{model}/<name>.parquet). columns: the HF dataset's columns every row must have.
     """
 
     name: str
     title: str
     columns: tuple[str, ...]
     chance: float  # percent: a random reward model's expected score (v1: a coin flip; v2: best of four)
+    # the official script's truncation side: run_rm.py sets `tokenizer.truncation_side = "left"`; run_v2.py
+    # keeps the tokenizer's own (None)
+    truncation_side: str | None
 
     @property
     def data(self) -> str:
@@ -38,9 +41,26 @@ class Version:
     def score_rule(self) -> str:
         return f"{self.name}_score"
 
+    @property
+    def export_rule(self) -> str:
+        return f"{self.name}_export"
+
+    @property
+    def scores_dir(self) -> str:
+        """Its score files' folder ({model}/<name>.parquet below it): the catalogue's namespaced one."""
+        from rmeval.benchmarks.catalogue import scores_dir
+
+        return scores_dir(self.name)
+
+    @property
+    def score_file(self) -> str:
+        """One model's score file, with the {model} wildcard (its one table is named like the version)."""
+        return f"{self.scores_dir}/{{model}}/{self.name}.parquet"
+
 
 V1 = Version("rewardbench", "RewardBench", ("id", "prompt", "chosen", "chosen_model", "rejected", "rejected_model",
-                                             "subset"), chance=50.0)
+                                             "subset"), chance=50.0, truncation_side="left")
 V2 = Version("rewardbench2", "RewardBench 2", ("id", "prompt", "chosen", "rejected", "num_correct", "num_rejected",
-                                               "total_completions", "models", "subset"), chance=25.0)
+                                               "total_completions", "models", "subset"), chance=25.0,
+             truncation_side=None)
 VERSIONS = {version.name: version for version in (V1, V2)}

@@ -7,7 +7,7 @@ Import-free (read at Snakefile parse time).
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Output, ScoreStage
+from rmeval.benchmarks.catalogue import Benchmark, Output, ScoreStage, score_path
 
 NAME = "rewardbench2"
 METRICS_RULE = "rewardbench2_metrics"
@@ -16,13 +16,13 @@ SCORE_RULE = "rewardbench2_score"
 BENCHMARK = Benchmark(
     name=NAME,
     title="RewardBench 2 (Malik et al. 2025)",
-    rule_file="workflow/rules/rewardbench2.smk",
+    rule_file="workflow/rules/rewardbench.smk",
     enabled_by=NAME,
     order=31,
     config_schema="rmeval.benchmarks.rewardbench2:config.schema.yaml",
     planner="rmeval.benchmarks.rewardbench2.plan:plan",
     models_key="rewardbench2.models",
-    score_stages=(ScoreStage(rule=SCORE_RULE, scores="results/scores/{model}/{table}.parquet", task="pairs",
+    score_stages=(ScoreStage(rule=SCORE_RULE, scores=score_path(NAME), task="pairs",
                              log="logs/rewardbench2/score/{model}/{table}.log"),),
     lock_section="rmeval.benchmarks.rewardbench.lock:V2_LOCK_SECTION",
     outputs=(
@@ -37,5 +37,7 @@ BENCHMARK = Benchmark(
                builder="rmeval.benchmarks.rewardbench.tables:capability_table"),
     ),
     capability="capability",
+    summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
+    summary_inputs=("capability",),
     report_section="rewardbench2_section.rst",
 )

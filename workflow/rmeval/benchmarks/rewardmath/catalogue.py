@@ -6,12 +6,12 @@ Import-free (read at Snakefile parse time): builders are "module:function" strin
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage
+from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage, score_path, scores_dir
 
 CATEGORY = "RewardMATH"
 METRICS_RULE = "rewardmath_metrics"
 SCORE_RULE = "rewardmath_score"
-SCORES_DIR = "results/rewardmath/scores"  # {model}/{table}.parquet below it
+SCORES_DIR = scores_dir("rewardmath")  # {model}/{table}.parquet below it
 DATA = "results/rewardmath/data/{table}.parquet"  # the prepared tables: one per MATH subject, and math-prm
 PAIRWISE_DATA = "results/rewardmath/pairwise/{table}.parquet"  # the same with the pairwise judges' positions
 TABLES = "rmeval.benchmarks.rewardmath.metric_tables"
@@ -33,7 +33,7 @@ BENCHMARK = Benchmark(
     planner="rmeval.benchmarks.rewardmath.plan:plan",
     models_key="rewardmath.models",
     score_stages=(
-        ScoreStage(rule=SCORE_RULE, scores=SCORES_DIR + "/{model}/{table}.parquet", task="pairs",
+        ScoreStage(rule=SCORE_RULE, scores=score_path("rewardmath"), task="pairs",
                    log="logs/rewardmath/score/{model}/{table}.log"),
     ),
     commands=(

@@ -271,9 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the step aggregation that stands for each PRM in the side-by-side table "
                              "(default: %(default)s)")
     parser.add_argument("--out", required=True, help="output folder for the tables")
-    parser.add_argument("--bootstrap", type=int, default=schema_default("rewardmath.bootstrap"),
+    parser.add_argument("--bootstrap", type=int, default=schema_default("stats.bootstrap"),
                         help="bootstrap resamples for the CIs (0: none; default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=schema_default("rewardmath.seed"),
+    parser.add_argument("--seed", type=int, default=schema_default("stats.seed"),
                         help="bootstrap seed (default: %(default)s)")
     cli_settings.add_settings_argument(parser)
     return parser

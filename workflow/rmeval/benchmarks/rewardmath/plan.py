@@ -187,9 +187,9 @@ def needs(section: Mapping[str, Any], local_inputs: Mapping[str, str]) -> Needs:
 
 def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     """The benchmark's planner: `rewardmath.models` may name models defined under the top-level `models:`."""
-    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
+    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys, with_run_settings
 
-    section = config[BENCHMARK.enabled_by]
+    section = with_run_settings(config, BENCHMARK.enabled_by, ("bootstrap", "seed"))
     specs = context.resolve(section["models"], BENCHMARK.models_key)
     try:
         own = RewardMathPlan.from_config(section, specs, context.locate)
@@ -210,4 +210,5 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         needs=needs(section, own.local_inputs),
         pending={"rewardmath_prepare": ["results/rewardmath/data/manifest.json"]},
         own=own,
+        per_model={"export": own.judges},  # every LLM judge's official export (rule rewardmath_export)
     )

@@ -1,0 +1,34 @@
+"""A RewardBench version's section of the run's summary (`Benchmark.summary_section` of both versions): each
+scored model's overall score from its capability file (model, measure, score), highest first, so that a run of
+RewardBench alone still says in words what it found."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rmeval.run_outputs.context import RunContext
+
+
+def render(title: str, rows: list[tuple[str, float | None]], chance: float) -> str:
+    """The section: a heading, then one line per model (highest first; a model with no overall score last)."""
+    lines = [f"## {title}", ""]
+    if not rows:
+        return "\n".join([*lines, "No model was scored."]) + "\n"
+    ranked = sorted(rows, key=lambda row: (row[1] is None, -(row[1] or 0.0), row[0]))
+    lines.append(f"Overall score per model, highest first (percent; a random reward model scores {chance:g}):")
+    lines.append("")
+    for model, score in ranked:
+        lines.append(f"- {model}: {'not every subset ran' if score is None else f'{score:.1f}'}")
+    return "\n".join(lines) + "\n"
+
+
+def summary_section(context: RunContext) -> str:
+    import csv
+
+    from rmeval.benchmarks.rewardbench.versions import VERSIONS
+
+    (key,) = context.benchmark.summary_inputs
+    with context.path(key).open(newline="", encoding="utf-8") as handle:
+        rows = [(row["model"], float(row["score"]) if row["score"] else None) for row in csv.DictReader(handle)]
+    return render(context.benchmark.title, rows, VERSIONS[context.benchmark.name].chance)
