@@ -114,7 +114,8 @@ BENCHMARK = Benchmark(
         _table("power", "power"),
         # rmeval fairness-calibrate: the tests and the gap CI rerun on shuffled labels and planted shifts
         Output(key="calibration", path=f"{TABLES}/calibration.csv", rule=CALIBRATE_RULE, caption="calibration.rst",
-               category="Fairness tables", formats=TABLE_FORMATS),
+               category="Fairness tables", formats=TABLE_FORMATS,
+               builder="rmeval.benchmarks.fairness.stats.calibrate_cli:write_calibration"),
         Output(key="record", path=f"{TABLES}/fairness_stats.json", rule=STATS_RULE),
         Output(key="provenance", path=f"{TABLES}/provenance.md", rule=STATS_RULE, caption="provenance.rst",
                category="Provenance"),

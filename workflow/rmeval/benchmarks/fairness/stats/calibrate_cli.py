@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from rmeval import cli_settings
 from rmeval.config_check import schema_default
@@ -46,12 +47,12 @@ def _paper_nmgd() -> dict[str, float]:
             if statistic == "nmgd_percent" and aggregation == SCALAR}
 
 
-def calibration_rows(scores: object, replicates: int, alpha: float, seed: int,
+def calibration_rows(scores: Any, replicates: int, alpha: float, seed: int,
                      paper_nmgd: dict[str, float]) -> list[dict[str, object]]:
     from rmeval.benchmarks.fairness.stats import calibration, gaps, oneway
 
     rows: list[dict[str, object]] = []
-    for model in scores.models:  # type: ignore[attr-defined]
+    for model in scores.models:
         samples = [g.rewards for g in model.groups]
         undefined = oneway.undefined_note(model.group_names, samples)
         if undefined:  # Welch or the gap CI undefined: nothing to calibrate
@@ -65,30 +66,36 @@ def calibration_rows(scores: object, replicates: int, alpha: float, seed: int,
     return rows
 
 
+def write_calibration(scores: Any, out: Path, replicates: int, alpha: float, seed: int,
+                      paper_nmgd: dict[str, float]) -> list[Path]:
+    """calibration.{csv,md,tex} (the catalogue's builder of `calibration`)."""
+    import pandas as pd
+
+    from rmeval.benchmarks.fairness.stats.tables import Table, write_table
+
+    frame = pd.DataFrame(calibration_rows(scores, replicates, alpha, seed, paper_nmgd), columns=COLUMNS)
+    for column in ("n", "groups", "replicates"):
+        frame[column] = frame[column].astype("Int64")
+    note = (f"Per model, its rewards with shuffled group labels (shuffled: the null, planted effect 0), and with a "
+            f"shift added to the first group ({scores.groups[0]}) at the run's minimum detectable effect (mde) and at "
+            f"the paper's NMGD for that model (paper_nmgd); {replicates} shuffles each, seed {seed}. Planted effect: "
+            f"Cohen's f. Rejection rate at alpha = {alpha:g}, 95% Clopper-Pearson interval; analytic power: the "
+            "noncentral F (power.csv's); coverage: share of the scale-free gap's 95% CIs holding the planted gap "
+            "(shift / reward SD).")
+    table = Table("calibration", "Calibration on this run's rewards: test size, power and CI coverage", frame, note)
+    return write_table(table, out)
+
+
 def main(argv: list[str]) -> int:
     args = cli_settings.parse_args(build_parser(), argv)
     if args.replicates < 20:
         raise RmevalError(f"--replicates: {args.replicates} is too few for a rejection rate; use >= 20")
     if not 0.0 < args.alpha < 1.0:
         raise RmevalError(f"--alpha: {args.alpha} is not in (0, 1)")
-    import pandas as pd
-
     from rmeval.benchmarks.fairness.stats.loading import load_scores
-    from rmeval.benchmarks.fairness.stats.tables import Table, write_table
 
     scores = load_scores(args.scores, models=args.models, groups=args.groups)
-    rows = calibration_rows(scores, args.replicates, args.alpha, args.seed, {} if args.corpus else _paper_nmgd())
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    for column in ("n", "groups", "replicates"):
-        frame[column] = frame[column].astype("Int64")
-    note = (f"Per model, its rewards with shuffled group labels (shuffled: the null, planted effect 0), and with a shift added "
-            f"to the first group ({scores.groups[0]}) at the run's minimum detectable effect (mde) and at the "
-            f"paper's NMGD for that model (paper_nmgd); {args.replicates} shuffles each, seed {args.seed}. Planted "
-            f"effect: Cohen's f. Rejection rate at alpha = {args.alpha:g}, 95% Clopper-Pearson interval; analytic "
-            "power: the noncentral F (power.csv's); coverage: share of the scale-free gap's 95% CIs holding the "
-            "planted gap (shift / reward SD).")
-    table = Table("calibration", "Calibration on this run's rewards: test size, power and CI coverage", frame, note)
-    write_table(table, args.out)
+    write_calibration(scores, args.out, args.replicates, args.alpha, args.seed, {} if args.corpus else _paper_nmgd())
     print(f"rmeval fairness-calibrate: {len(scores.models)} model(s), {args.replicates} replicates per effect; wrote "
           f"{args.out / 'calibration.csv'}", file=sys.stderr)
     return 0
