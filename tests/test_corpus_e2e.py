@@ -105,7 +105,7 @@ def test_a_constant_model_runs_through_beside_the_fair_one(unpaired_run):
     """Issue 33: a model whose reward is the same for every input is legal; its rows say what is undefined and
     why, and every table, figure and the summary are still written for both models."""
     tables = unpaired_run.results / "tables"
-    scores = pd.read_parquet(unpaired_run.results / "scores" / "constant" / "north.parquet")
+    scores = pd.read_parquet(unpaired_run.results / "scores" / "fairness" / "constant" / "north.parquet")
     assert scores["reward"].nunique() == 1
     anova = pd.read_csv(tables / "table1_anova.csv").set_index("model")
     assert pd.isna(anova.loc["constant", "p_value"]) and "no variance at all" in anova.loc["constant", "note"]
