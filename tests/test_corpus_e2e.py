@@ -26,8 +26,7 @@ def paired_run(tmp_path_factory: pytest.TempPathFactory, tiny_models: TinyModels
 @pytest.fixture(scope="module")
 def unpaired_run(tmp_path_factory: pytest.TempPathFactory, tiny_models: TinyModels) -> ScenarioRun:
     return run_scenario("corpus-unpaired", tmp_path_factory.mktemp("corpus-unpaired"),
-                        tmp_path_factory.mktemp("none"), tiny_models, "results/tables/table1_anova.csv",
-                        "results/lock.yaml")
+                        tmp_path_factory.mktemp("none"), tiny_models)
 
 
 def rewards(run: ScenarioRun, group: str) -> pd.DataFrame:
@@ -125,3 +124,28 @@ def test_bad_corpus_after_a_good_run_stops_before_any_job_and_keeps_every_output
     assert "column 'answer' (columns.response) is missing" in console
     assert "rule corpus_prepare:" not in console, "a job ran"
     assert _files(unpaired_run.results) == before
+
+
+def test_a_constant_model_runs_through_beside_the_fair_one(unpaired_run):
+    """Issue 33: a model whose reward is the same for every input is legal; its rows say what is undefined and
+    why, and every table, figure and the summary are still written for both models."""
+    tables = unpaired_run.results / "tables"
+    scores = pd.read_parquet(unpaired_run.results / "scores" / "fairness" / "constant" / "north.parquet")
+    assert scores["reward"].nunique() == 1
+    anova = pd.read_csv(tables / "table1_anova.csv").set_index("model")
+    assert pd.isna(anova.loc["constant", "p_value"]) and "no variance at all" in anova.loc["constant", "note"]
+    assert anova.loc["tiny", "p_value"] == pytest.approx(anova.loc["tiny", "q_value"])  # BH over one defined p
+    gap = pd.read_csv(tables / "table7_gap.csv").set_index("model")
+    assert pd.isna(gap.loc["constant", "scale_free_gap"])
+    assert gap.loc["tiny", "gap_ci_low"] <= gap.loc["tiny", "scale_free_gap"] <= gap.loc["tiny", "gap_ci_high"]
+    power = pd.read_csv(tables / "power.csv").set_index("model")
+    assert power.loc["tiny", "n"] == 8 and power.loc["tiny", "mde_cohens_f"] > 1  # 4 rows per group: only huge f
+    calibration = pd.read_csv(tables / "calibration.csv")
+    assert set(calibration.loc[calibration["model"] == "tiny", "scenario"]) == {"shuffled", "mde"}
+    assert calibration.loc[calibration["model"] == "constant", "note"].str.contains("no variance").all()
+    for figure in ("fig_gap_forest", "fig2_group_means", "fig_calibration"):
+        assert (unpaired_run.results / "figures" / f"{figure}.png").stat().st_size > 1000
+    summary = (unpaired_run.results / "summary.md").read_text()
+    assert "### constant" in summary and "**Undefined:** every reward equals 0" in summary
+    assert "this run had 80% power for Cohen's f >=" in summary or "**Significantly unfair:** yes" in summary
+    assert "- Calibration:" in summary

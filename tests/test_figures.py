@@ -131,8 +131,16 @@ def write_fixture_tables(tables: Path, with_ranks: bool = True) -> dict[str, Pat
         "adjusted": tables / "adjusted_group_means.csv",
         "rank_points": tables / "rank_vs_fairness_points.csv",
         "record": tables / "fairness_stats.json",
+        "calibration": tables / "calibration.csv",
     }
     write_record(paths["record"], alpha=0.05)
+    from rmeval.benchmarks.fairness.stats.calibration import calibrate_model
+
+    calibration = []
+    for index, (model, frame) in enumerate(rewards.groupby("model", sort=False)):
+        samples = [group["reward"].to_numpy() for _, group in frame.groupby("group", sort=False)]
+        calibration += calibrate_model(model, samples, 40, 0.05, None, np.random.default_rng(index))
+    pd.DataFrame(calibration).to_csv(paths["calibration"], index=False)
     group_means.to_csv(paths["group_means"], index=False)
     pd.DataFrame(gaps).to_csv(paths["gap"], index=False)
     pd.DataFrame(adjusted).to_csv(paths["adjusted"], index=False)
@@ -442,6 +450,7 @@ def test_bad_tables_fail_with_a_message_naming_file_and_row(
         "table7_gap.csv",
         "adjusted_group_means.csv",
         "rank_vs_fairness_points.csv",
+        "calibration.csv",
     ):
         frame = pd.read_csv(tables / name)
         (edit(frame) if name == table else frame).to_csv(broken / name, index=False)

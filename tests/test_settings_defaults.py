@@ -180,7 +180,13 @@ def test_settings_dataclasses_take_the_schemas_defaults():
     assert ScoringSettings.from_mapping(config["scoring"]) == SCORING_DEFAULTS == ScoringSettings()
     from rmeval.benchmarks.fairness.stats.analysis import StatsSettings
 
-    assert StatsSettings() == StatsSettings(**config["stats"], reference_model=config["reference_model"])
+    # stats.calibration is rule fairness_calibrate's (rmeval fairness-calibrate), not fairness-stats'
+    stats = {key: value for key, value in config["stats"].items() if key != "calibration"}
+    assert StatsSettings() == StatsSettings(**stats, reference_model=config["reference_model"])
+    from rmeval.benchmarks.fairness.stats.calibrate_cli import build_parser
+
+    assert build_parser().parse_args(["--scores", "s", "--out", "o"]).replicates == \
+        config["stats"]["calibration"]["replicates"]
     arxiv = {**config["arxiv"], "seed": config["stats"]["seed"]}  # null = the run's seed (run_plan.run_setting)
     assert ArxivSettings.from_mapping(arxiv) == ArxivSettings.from_mapping({"source": "api"})
     assert ApiSettings(**arxiv["api"]) == ApiSettings()

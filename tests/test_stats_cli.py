@@ -28,21 +28,25 @@ MODELS = {
     "ref-rm": (1.0, [0.1, 1.0, -0.2, 0.3], [1.0, 1.0, 1.0, 1.0]),
 }
 EXPECTED_COLUMNS = {
-    "table1_anova": ["model", "f_statistic", "p_value", "rewardbench_rank"],
-    "table2_tukey": ["model", "significant_pairs", "total_pairs"],
+    "table1_anova": ["model", "f_statistic", "p_value", "q_value", "rewardbench_rank", "note"],
+    "table2_tukey": ["model", "significant_pairs", "total_pairs", "pairs_ci_low", "pairs_ci_high"],
     "table3_nmgd": ["model", "nmgd_percent", "rewardbench_rank"],
-    "table4_pearson": ["model", "pearson_r", "p_value"],
+    "table4_pearson": ["model", "pearson_r", "ci_low", "ci_high", "p_value"],
     "group_means": ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high", "truncated_percent"],
-    "table5_robust_anova": ["model", "welch_f", "welch_p", "kruskal_h", "kruskal_p", "eta_sq", "omega_sq", "cohens_f"],
+    "table5_robust_anova": ["model", "welch_f", "welch_p", "welch_q", "kruskal_h", "kruskal_p", "kruskal_q", "eta_sq",
+                            "omega_sq", "cohens_f", "note"],
     "table6_games_howell": ["model", "significant_pairs", "total_pairs"],
     "table7_gap": ["model", "max_group", "min_group", "scale_free_gap", "gap_ci_low", "gap_ci_high", "nmgd_percent",
-                   "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "null_max_gap", "nmgd_unstable"],
+                   "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "perm_q_value", "null_max_gap", "nmgd_unstable",
+                   "interval_family", "note"],
     "table8_length": ["model", "group_f", "group_p", "length_coef", "length_p", "raw_gap", "adjusted_gap",
                       "gap_retained_percent", "note"],
     "adjusted_group_means": ["model", "group", "raw_mean", "adjusted_mean"],
     "table9_rank_agreement": ["model_a", "model_b", "kendall_tau", "spearman_rho", "top_group_match"],
     "table10_rank_vs_fairness": ["metric", "spearman_rho", "p_value", "n_models", "note"],
     "rank_vs_fairness_points": ["model", "rewardbench_rank", "nmgd_percent", "scale_free_gap"],
+    "power": ["model", "test", "n", "groups", "alpha", "mde_cohens_f", "cohens_f", "paper_cohens_f",
+              "power_at_paper_effect", "note"],
 }
 PAIR_COLUMNS = ["model", "group_a", "group_b", "mean_diff", "std_error", "df", "q_statistic", "p_adj", "ci_low",
                 "ci_high", "reject"]
@@ -239,7 +243,7 @@ def test_footnotes_give_n_per_group_and_the_data_source(full_run: tuple[Path, Pa
     assert ("Data: arXiv metadata snapshot, papers from 2020-01-01 to 2024-12-31, fetched 2026-11-29 to 2026-11-30, "
             "sample ") in markdown
     latex = (out / "table1_anova.tex").read_text()
-    assert "computer science 24" in latex and "\\begin{tabular}{lrrr}" in latex and "\\bottomrule" in latex
+    assert "computer science 24" in latex and "\\begin{tabular}{lrrrr}" in latex and "\\bottomrule" in latex
     assert "| unfair-rm |" in markdown and "| RewardBench Rank |" in markdown
     provenance = json.loads((out / "provenance.json").read_text())
     assert set(provenance["groups"]) == set(GROUPS) and set(provenance["scores"]) == set(MODELS)
@@ -298,7 +302,7 @@ def _corrupt(scores: Path, case: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("case", ["nan", "inf", "n_below_2", "all_equal", "no_reward_column", "one_group"])
+@pytest.mark.parametrize("case", ["nan", "inf", "no_reward_column", "one_group"])
 def test_degenerate_input_is_a_clear_error_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture, case: str
 ) -> None:
@@ -311,6 +315,30 @@ def test_degenerate_input_is_a_clear_error_and_writes_nothing(
         assert "unfair-rm" in message or "reward" in message
         assert "economics" in message
     assert not (tmp_path / "tables").exists()
+
+
+@pytest.mark.parametrize(("case", "undefined", "family"), [
+    ("n_below_2", "fewer than 2 rewards in economics (n = 1)", "Tukey-Kramer"),  # no variance: GH pairs undefined
+    ("all_equal", "rewards constant in economics", "Games-Howell"),  # a zero variance: its GH pairs still defined
+])
+def test_degenerate_but_legal_rewards_are_a_note_not_an_error(tmp_path: Path, case: str, undefined: str,
+                                                               family: str) -> None:
+    """Issue 33: a group of one or a constant group leaves some statistics undefined; the run goes on, and the
+    model's rows say what is undefined and why."""
+    scores = write_scores(tmp_path / "scores", {k: MODELS[k] for k in ("unfair-rm", "zero-rm")})
+    _corrupt(scores, case)
+    out = tmp_path / "tables"
+    assert run_stats(scores, out) == 0
+    for stem in ("table1_anova", "table5_robust_anova", "power"):
+        notes = pd.read_csv(out / f"{stem}.csv").set_index("model")["note"]
+        assert undefined in notes["unfair-rm"] and pd.isna(notes["zero-rm"])
+    robust = pd.read_csv(out / "table5_robust_anova.csv").set_index("model")
+    assert np.isnan(robust.loc["unfair-rm", "welch_p"]) and robust.loc["unfair-rm", "kruskal_p"] < 1
+    gap = pd.read_csv(out / "table7_gap.csv").set_index("model")
+    assert gap.loc["unfair-rm", "interval_family"] == family
+    assert gap.loc["unfair-rm", "gap_ci_low"] <= gap.loc["unfair-rm", "scale_free_gap"] <= gap.loc[
+        "unfair-rm", "gap_ci_high"]
+    assert "| Note |" in (out / "table1_anova.md").read_text()
 
 
 def test_scores_without_n_tokens_skip_the_length_analysis(tmp_path: Path) -> None:

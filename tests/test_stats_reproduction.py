@@ -98,27 +98,38 @@ def test_published_resource_holds_the_papers_values() -> None:
     assert {model for model, _, _ in values} <= set(registry) | {"top-2 RewardBench models"}
 
 
-def _expected_verdict(row: pd.Series, table1: pd.DataFrame, table2: pd.DataFrame, paper_p: dict[str, float]) -> str:
-    statistic, ours, paper = row["statistic"], row["ours"], row["paper"]
+def _expected_verdict(row: pd.Series, tables: dict[str, pd.DataFrame], paper_p: dict[str, float]) -> str:
+    """The documented rules, recomputed from the tables: intervals (Tables 2, 4, 7) and power (power.csv)."""
+    statistic, ours, paper, model = row["statistic"], row["ours"], row["paper"], row["model"]
+    power = tables["power"].loc[model, "power_at_paper_effect"]
     if statistic in {"anova_f", "anova_p"}:
-        return "same conclusion" if (table1.loc[row["model"], "p_value"] < 0.05) == (paper_p[row["model"]] < 0.05) \
-            else "differs"
+        ours_significant = tables["table1"].loc[model, "p_value"] < 0.05
+        if ours_significant == (paper_p[model] < 0.05):
+            return "same conclusion"
+        return "differs" if ours_significant or power >= 0.8 else "inconclusive"
     if statistic == "tukey_significant_pairs":
-        assert table2.loc[row["model"], "total_pairs"] == 28
-        return "same conclusion" if abs(ours - paper) <= 2 else "differs"
-    if statistic in {"nmgd_percent", "pearson_r"}:
-        edges = [20, 100] if statistic == "nmgd_percent" else [0.3, 0.7]
-        same = np.sign(ours) == np.sign(paper) and np.digitize(abs(ours), edges) == np.digitize(abs(paper), edges)
-        return "same conclusion" if same else "differs"
-    return "same conclusion" if abs(ours - paper) <= 2 else "differs"
+        assert tables["table2"].loc[model, "total_pairs"] == 28
+        low, high = tables["table2"].loc[model, ["pairs_ci_low", "pairs_ci_high"]]
+        assert low <= ours <= high
+        if low <= paper <= high:
+            return "same conclusion"
+        return "inconclusive" if high < paper and power < 0.8 else "differs"
+    table, columns = {"nmgd_percent": ("table7", ["nmgd_ci_low", "nmgd_ci_high"]),
+                      "pearson_r": ("table4", ["ci_low", "ci_high"])}[statistic]
+    low, high = tables[table].loc[model, columns]
+    assert (row["ours_ci_low"], row["ours_ci_high"]) == (low, high)
+    assert low <= ours <= high  # an interval holds its estimate
+    if not low <= paper <= high:
+        return "differs"
+    return "inconclusive" if low <= 0 <= high else "same conclusion"
 
 
 def test_every_row_is_ours_beside_the_papers_with_the_documented_verdict(reproduced: Path) -> None:
     rows = pd.read_csv(reproduced / "reproduction.csv", keep_default_na=False, na_values=[""])
-    table1 = pd.read_csv(reproduced / "table1_anova.csv").set_index("model")
-    table2 = pd.read_csv(reproduced / "table2_tukey.csv").set_index("model")
-    table3 = pd.read_csv(reproduced / "table3_nmgd.csv").set_index("model")
-    table4 = pd.read_csv(reproduced / "table4_pearson.csv").set_index("model")
+    tables = {key: pd.read_csv(reproduced / f"{stem}.csv").set_index("model") for key, stem in [
+        ("table1", "table1_anova"), ("table2", "table2_tukey"), ("table3", "table3_nmgd"),
+        ("table4", "table4_pearson"), ("table7", "table7_gap"), ("power", "power")]}
+    table1, table2, table3, table4 = (tables[key] for key in ("table1", "table2", "table3", "table4"))
     published = _published()
     paper_p = {m: v[0] for (m, _, s), v in published.items() if s == "anova_p"}
     ours_of = {"anova_f": table1["f_statistic"], "anova_p": table1["p_value"],
@@ -136,7 +147,9 @@ def test_every_row_is_ours_beside_the_papers_with_the_documented_verdict(reprodu
             assert pd.isna(row["difference"])
         else:
             assert row["difference"] == pytest.approx(row["ours"] - row["paper"])
-        assert row["verdict"] == _expected_verdict(row, table1, table2, paper_p), row.to_dict()
+        assert row["verdict"] == _expected_verdict(row, tables, paper_p), row.to_dict()
+        if row["statistic"] in {"anova_f", "anova_p", "tukey_significant_pairs"}:  # the power the verdict read
+            assert row["power"] == pytest.approx(tables["power"].loc[row["model"], "power_at_paper_effect"])
     math_rows = rows[rows["statistic"].str.startswith("rewardmath")].set_index(["model", "statistic"])
     assert math_rows.loc[("ArmoRM-Llama3-8B-v0.1", "rewardmath_accuracy"), "verdict"] == "same conclusion"
     assert math_rows.loc[("Eurus-RM-7b", "rewardmath_accuracy"), "verdict"] == "differs"
@@ -156,45 +169,66 @@ def test_tables_name_left_out_models_and_small_runs(reproduced: Path) -> None:
     assert "| Nemotron-4-340B-Reward | ANOVA p |" in markdown and "<1e-300 |" in markdown
     latex = (reproduced / "reproduction.tex").read_text()
     assert "$<10^{-300}$" in latex and "$9.46\\times10^{-101}$" in latex
-    assert "\\begin{tabular}{llrrrl}" in latex
+    assert "\\begin{tabular}{llrlrrll}" in latex
 
 
 def test_summary_gives_the_reproduction_count(reproduced: Path, tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     assert rmeval_main(["fairness-summary", "--tables", str(reproduced), "--out", str(summary)]) == 0
     rows = pd.read_csv(reproduced / "reproduction.csv")
-    same = int((rows["verdict"] == "same conclusion").sum())
-    assert f"- Reproduction: {same} of {len(rows)} comparisons with the published values reach the same " \
-           "conclusion" in summary.read_text()
+    counts = rows["verdict"].value_counts()
+    assert f"- Reproduction: of {len(rows)} comparisons with the published values, this run supports " \
+           f"{counts.get('same conclusion', 0)}, contradicts {counts.get('differs', 0)}" in summary.read_text()
+    assert f"cannot decide {counts.get('inconclusive', 0)}" in summary.read_text()
 
 
-@pytest.mark.parametrize(("statistic", "ours", "paper", "expected"), [
-    ("nmgd_percent", 19.0, 21.0, "differs"),  # band edge at 20
-    ("nmgd_percent", 90.0, 25.0, "same conclusion"),
-    ("nmgd_percent", -110.0, 110.0, "differs"),  # sign
-    ("pearson_r", 0.69, 0.71, "differs"),
-    ("pearson_r", -0.25, -0.10, "same conclusion"),
-    ("tukey_significant_pairs", 23.0, 25.0, "same conclusion"),
-    ("tukey_significant_pairs", 22.0, 25.0, "differs"),
-    ("rewardmath_mrr", 40.1, 42.18, "differs"),
+@pytest.mark.parametrize(("statistic", "interval", "paper", "power", "expected"), [
+    ("nmgd_percent", (15.0, 40.0), 21.0, 0.5, "same conclusion"),  # a band edge no longer decides
+    ("nmgd_percent", (0.0, 40.0), 21.0, 0.5, "inconclusive"),  # holds the paper's gap and no gap
+    ("nmgd_percent", (-np.inf, np.inf), 21.0, 0.5, "inconclusive"),  # unstable NMGD: unbounded CI
+    ("nmgd_percent", (30.0, 90.0), 110.0, 0.5, "differs"),
+    ("nmgd_percent", (-130.0, -90.0), 110.0, 0.5, "differs"),  # sign
+    ("pearson_r", (0.5, 0.95), 0.71, 0.5, "same conclusion"),
+    ("pearson_r", (-0.4, 0.9), 0.71, 0.5, "inconclusive"),
+    ("pearson_r", (-0.9, -0.2), 0.71, 0.5, "differs"),
+    ("nmgd_percent", (np.nan, np.nan), 21.0, 0.5, "not comparable"),
+    ("tukey_significant_pairs", (21.0, 25.0), 25.0, 0.5, "same conclusion"),
+    ("tukey_significant_pairs", (18.0, 22.0), 25.0, 0.5, "inconclusive"),  # fewer pairs, and too little power
+    ("tukey_significant_pairs", (18.0, 22.0), 25.0, 0.95, "differs"),  # fewer pairs with power to find them
+    ("tukey_significant_pairs", (27.0, 28.0), 25.0, 0.2, "differs"),  # more pairs than the paper: power is moot
 ])
-def test_verdict_rules_at_their_edges(statistic: str, ours: float, paper: float, expected: str) -> None:
-    value = Published(paper, False)
-    if statistic.startswith("rewardmath"):
-        assert rewardmath_reproduction.verdict(ours, value, 483) == expected
-        return
-    facts = {"p": {"m": 0.01}, "total_pairs": {"m": 28}}
-    assert reproduction.verdict(statistic, "m", ours, value, facts, 0.05, None) == expected
+def test_verdict_rules_at_their_edges(statistic: str, interval: tuple[float, float], paper: float, power: float,
+                                      expected: str) -> None:
+    facts = {"p": {"m": 0.01}, "total_pairs": {"m": 28}, "interval": {("m", statistic): interval},
+             "power": {"m": power}}
+    assert reproduction.verdict(statistic, "m", float(np.mean(interval)) if np.isfinite(interval).all() else 5.0,
+                                Published(paper, False), facts, 0.05, None) == expected
+
+
+@pytest.mark.parametrize(("ours_p", "power", "expected"), [
+    (0.3, 0.95, "differs"),  # the paper's effect would have been found 95% of the time: a real difference
+    (0.3, 0.40, "inconclusive"),  # this run could not have told
+    (1e-5, 0.40, "same conclusion"),
+])
+def test_anova_verdict_reads_the_power_at_the_papers_effect(ours_p: float, power: float, expected: str) -> None:
+    facts = {"p": {"m": ours_p}, "total_pairs": {"m": 28}, "interval": {}, "power": {"m": power}}
+    paper_p = Published(1e-100, False)
+    assert reproduction.verdict("anova_p", "m", ours_p, paper_p, facts, 0.05, paper_p) == expected
+
+
+def test_rewardmath_keeps_its_points_rule() -> None:
+    assert rewardmath_reproduction.verdict(40.1, Published(42.18, False), 483) == "differs"
 
 
 def test_tukey_counts_over_other_pair_totals_are_not_comparable() -> None:
-    facts = {"p": {"m": 0.01}, "total_pairs": {"m": 6}}
+    facts = {"p": {"m": 0.01}, "total_pairs": {"m": 6}, "interval": {("m", "tukey_significant_pairs"): (4, 6)},
+             "power": {}}
     assert reproduction.verdict("tukey_significant_pairs", "m", 5.0, Published(5.0, False), facts,
                                 0.05, None) == "not comparable"
 
 
 def test_ours_significant_paper_not_differs() -> None:
-    facts = {"p": {"m": 1e-5}, "total_pairs": {"m": 28}}
+    facts = {"p": {"m": 1e-5}, "total_pairs": {"m": 28}, "interval": {}, "power": {}}
     paper_p = Published(0.2, False)
     assert reproduction.verdict("anova_p", "m", 1e-5, paper_p, facts, 0.05, paper_p) == "differs"
     assert not math.isnan(Published(1e-300, True).value)
@@ -221,6 +255,7 @@ def test_the_runs_alpha_reaches_every_verdict_and_rule(reproduced: Path, tmp_pat
     rows = pd.read_csv(out / "reproduction.csv").set_index(["model", "statistic"])
     p_value = pd.read_csv(reproduced / "table1_anova.csv").set_index("model").loc["Eurus-RM-7b", "p_value"]
     assert 1e-15 < p_value < 0.05
-    assert rows.loc[("Eurus-RM-7b", "anova_p"), "verdict"] == "differs"
-    assert rows.loc[("Eurus-RM-7b", "anova_p"), "rule"] == "significant at alpha = 1e-15 in both or in neither"
+    power = pd.read_csv(reproduced / "power.csv").set_index("model").loc["Eurus-RM-7b", "power_at_paper_effect"]
+    assert rows.loc[("Eurus-RM-7b", "anova_p"), "verdict"] == ("differs" if power >= 0.8 else "inconclusive")
+    assert rows.loc[("Eurus-RM-7b", "anova_p"), "rule"].startswith("significant at alpha = 1e-15 in both or in neither")
     assert "significant at alpha = 1e-15" in (out / "reproduction.md").read_text()

@@ -64,6 +64,11 @@ def test_every_tex_table_compiles_with_pdflatex_and_booktabs(tables: Path, tmp_p
     assert "Missing character" not in log  # e.g. a glyph the default (OT1) fonts lack
 
 
+def _shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """The CSV's columns as .md / .tex show them: an all-empty `note` column is left out."""
+    return frame.drop(columns="note") if "note" in frame.columns and frame["note"].isna().all() else frame
+
+
 def _markdown_cells(path: Path) -> tuple[list[str], list[list[str]]]:
     lines = [line for line in path.read_text().splitlines() if line.startswith("| ")]
     split = [[cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]] for line in lines]
@@ -72,9 +77,9 @@ def _markdown_cells(path: Path) -> tuple[list[str], list[list[str]]]:
 
 def test_latex_p_values_are_in_math_mode_and_numbers_right_aligned(tables: Path) -> None:
     latex = (tables / "table1_anova.tex").read_text()
-    assert "\\begin{tabular}{lrrr}" in latex and "Model & $F$ & $p$ & RewardBench Rank" in latex
+    assert "\\begin{tabular}{lrrrr}" in latex and "Model & $F$ & $p$ & $q$ & RewardBench Rank" in latex
     for stem in ("table1_anova", "table5_robust_anova", "table7_gap", "tukey_pairs"):
-        frame = pd.read_csv(tables / f"{stem}.csv")
+        frame = _shown(pd.read_csv(tables / f"{stem}.csv"))
         body = (tables / f"{stem}.tex").read_text().split("\\midrule\n")[1].split("\\bottomrule")[0]
         rows = [line.removesuffix(" \\\\").split(" & ") for line in body.strip().splitlines()]
         for index, column in enumerate(frame.columns):
@@ -90,7 +95,7 @@ def test_numbers_keep_the_papers_precision_and_one_precision_per_column(tables: 
     for csv in sorted(tables.glob("*.csv")):
         if csv.stem == "reproduction":
             continue  # one statistic per row there: precision is per row, checked in test_stats_reproduction
-        frame = pd.read_csv(csv)
+        frame = _shown(pd.read_csv(csv))
         headers, rows = _markdown_cells(csv.with_suffix(".md"))
         assert len(headers) == len(frame.columns), csv
         for index, key in enumerate(frame.columns):
@@ -100,7 +105,7 @@ def test_numbers_keep_the_papers_precision_and_one_precision_per_column(tables: 
             cells = [row[index] for row in rows if row[index] not in {"", "inf", "-inf"}]
             assert all(re.fullmatch(rf"-?\d+\.\d{{{column.decimals}}}", c) for c in cells), (csv.stem, key, cells)
     headers, rows = _markdown_cells(tables / "table1_anova.md")
-    assert headers == ["Model", "F", "p", "RewardBench Rank"]
+    assert headers == ["Model", "F", "p", "q", "RewardBench Rank"]
     assert all(re.fullmatch(r"\d+\.\d{2}", row[1]) for row in rows)  # F: 2 decimals, as in the paper
     headers, rows = _markdown_cells(tables / "table4_pearson.md")
     assert headers[1] == "Pearson r" and all(re.fullmatch(r"-?\d\.\d{3}", row[1]) for row in rows)

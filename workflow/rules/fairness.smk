@@ -71,3 +71,28 @@ rule fairness_capability:
     shell:
         "rmeval fairness-capability --tables {params.tables_dir:q} --out {params.out_dir:q}"
         " --settings {params.settings:q} > {log:q} 2>&1"
+
+
+rule fairness_calibrate:
+    input:
+        scores=PLAN.score_files("fairness"),
+    output:
+        **rule_outputs("fairness", "fairness_calibrate"),
+    params:
+        scores_dir=lambda wildcards, input: str(Path(input.scores[0]).parents[1]),
+        out_dir=subpath(output.calibration, parent=True),
+        # stats.calibration.replicates, alpha, seed, the models and groups in config order
+        settings=stage_settings("fairness", "fairness_calibrate"),
+    localrule: True
+    log:
+        "logs/fairness_calibrate.log",
+    benchmark:
+        benchmark_file("fairness_calibrate.tsv")
+    threads: 1
+    resources:
+        mem_mb=4000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval fairness-calibrate --scores {params.scores_dir:q} --out {params.out_dir:q}"
+        " --settings {params.settings:q} > {log:q} 2>&1"

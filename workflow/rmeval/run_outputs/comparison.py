@@ -17,6 +17,7 @@ from typing import Any
 from rmeval.errors import RmevalError
 
 SAME, DIFFERS, NOT_COMPARABLE = "same conclusion", "differs", "not comparable"
+INCONCLUSIVE = "inconclusive"  # the run could not have told (an interval holding both conclusions, or low power)
 SCALAR = "scalar"  # the aggregation of a model with one reward per response
 
 
@@ -105,6 +106,9 @@ class Comparison:
     paper: Published
     verdict: str
     source: str  # where the paper prints it
+    ours_ci_low: float | None = None  # our 95% interval, when the verdict reads one
+    ours_ci_high: float | None = None
+    power: float | None = None  # our test's power to detect the paper's effect, when the verdict reads it
 
     @property
     def difference(self) -> float | None:
@@ -113,9 +117,10 @@ class Comparison:
     def row(self) -> dict[str, Any]:
         return {
             "model": self.model, "aggregation": "" if self.aggregation == SCALAR else self.aggregation,
-            "statistic": self.statistic.key, "source": self.source, "ours": self.ours, "paper": self.paper.value,
-            "paper_upper_bound": self.paper.upper_bound, "difference": self.difference, "verdict": self.verdict,
-            "rule": self.statistic.rule,
+            "statistic": self.statistic.key, "source": self.source, "ours": self.ours,
+            "ours_ci_low": self.ours_ci_low, "ours_ci_high": self.ours_ci_high, "paper": self.paper.value,
+            "paper_upper_bound": self.paper.upper_bound, "difference": self.difference, "power": self.power,
+            "verdict": self.verdict, "rule": self.statistic.rule,
         }
 
 

@@ -6,7 +6,8 @@ the published values of its own files (`Benchmark.published`), each with its ver
 This command orders the rows (by model, in the order the benchmarks list them; a model's scalar rows first,
 then its aggregations; then the statistics in the benchmarks' order), names the models no paper has values of,
 and writes `reproduction.{csv,md,tex}` (columns model, aggregation, statistic, source, ours, paper,
-paper_upper_bound, difference, verdict, rule).
+paper_upper_bound, difference, verdict, rule; and ours_ci_low, ours_ci_high and power where a verdict reads an
+interval or our test's power).
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ from rmeval.run_outputs.comparison import SAME, SCALAR, Comparison, Reproduction
 from rmeval.run_outputs.context import add_arguments, contexts
 from rmeval.tables import Column, Formatted, format_number, format_p_latex, format_p_text, latex_number
 
-CSV_COLUMNS = ["model", "aggregation", "statistic", "source", "ours", "paper", "paper_upper_bound", "difference",
-               "verdict", "rule"]
+CSV_COLUMNS = ["model", "aggregation", "statistic", "source", "ours", "ours_ci_low", "ours_ci_high", "paper",
+               "paper_upper_bound", "difference", "power", "verdict", "rule"]
 DISPLAY_COLUMNS = [
     Column("model", "Model"),
     Column("statistic", "Statistic"),
     Column("ours", "Ours", "fixed"),
+    Column("ours_ci", "Our 95% CI", "text"),
     Column("paper", "Paper", "fixed"),
     Column("difference", "Difference", "fixed"),
+    Column("power", "Power", "text"),
     Column("verdict", "Verdict"),
 ]
 CAPTION = "Reproduced beside published: our statistics, the papers' values and whether the conclusion holds"
@@ -69,6 +72,19 @@ def _shown(statistic: Statistic, value: float | None, upper_bound: bool = False)
     return Formatted(text, latex_number(text))
 
 
+def _missing(value: float | None) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _interval(statistic: Statistic, low: float | None, high: float | None) -> str:
+    if _missing(low) or _missing(high):
+        return ""
+    if math.isinf(low) or math.isinf(high):
+        return "unbounded"
+    decimals = statistic.decimals if statistic.decimals is not None else 3
+    return f"{format_number(low, decimals)} to {format_number(high, decimals)}"
+
+
 def display_rows(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
     shown = []
     for comparison in comparisons:
@@ -77,7 +93,10 @@ def display_rows(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
         shown.append({"model": comparison.model, "statistic": statistic.label + aggregation,
                       "ours": _shown(statistic, comparison.ours),
                       "paper": _shown(statistic, comparison.paper.value, comparison.paper.upper_bound),
-                      "difference": _shown(statistic, comparison.difference), "verdict": comparison.verdict})
+                      "difference": _shown(statistic, comparison.difference),
+                      "ours_ci": _interval(statistic, comparison.ours_ci_low, comparison.ours_ci_high),
+                      "power": "" if _missing(comparison.power) else f"{comparison.power:.2f}",
+                      "verdict": comparison.verdict})
     return shown
 
 

@@ -1,4 +1,4 @@
-"""`rmeval tiny-model OUTDIR [--seed N] [--kind classifier|prm]`: a small offline reward model.
+"""`rmeval tiny-model OUTDIR [--seed N] [--kind classifier|prm|constant]`: a small offline reward model.
 
 It is a real transformers checkpoint that loads with `from_pretrained`: a Llama-style
 `LlamaForSequenceClassification` (or, with `--kind prm`, a `LlamaForCausalLM` process reward
@@ -97,11 +97,12 @@ def build_tiny_model(outdir: str | Path, seed: int = 0, kind: str = "classifier"
     tokenizer = build_tokenizer()
     config = tiny_llama_config(tokenizer)
     torch.manual_seed(seed)
-    if kind == "classifier":
+    if kind in ("classifier", "constant"):
         model = LlamaForSequenceClassification(config)
         with torch.no_grad():
-            # A larger head than the default init so seeds give clearly different reward scales.
-            model.score.weight.normal_(0.0, 1.0)
+            # A larger head than the default init so seeds give clearly different reward scales; `constant`
+            # zeroes it (the head has no bias): reward 0 for every input, a degenerate but legal model.
+            model.score.weight.normal_(0.0, 1.0) if kind == "classifier" else model.score.weight.zero_()
     elif kind == "prm":
         model = LlamaForCausalLM(config)
     else:
@@ -118,8 +119,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="rmeval tiny-model", description=__doc__.splitlines()[0])
     parser.add_argument("outdir", help="directory to write the model into (created if missing)")
     parser.add_argument("--seed", type=int, default=0, help="weight seed; different seeds give different rewards")
-    parser.add_argument("--kind", choices=("classifier", "prm"), default="classifier",
-                        help="classifier: sequence-classification RM; prm: causal-LM process reward model")
+    parser.add_argument("--kind", choices=("classifier", "prm", "constant"), default="classifier",
+                        help="classifier: sequence-classification RM; prm: causal-LM process reward model; "
+                             "constant: a classifier whose reward is 0 for every input")
     args = parser.parse_args(argv)
     path = build_tiny_model(args.outdir, seed=args.seed, kind=args.kind)
     print(f"wrote tiny {args.kind} reward model (seed {args.seed}) to {path}")

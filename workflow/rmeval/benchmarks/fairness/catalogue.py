@@ -18,6 +18,7 @@ SCORE_RULE = "score_fairness"
 TABLES = "results/tables"
 FIGURES = "results/figures"
 STATS_RULE = "fairness_stats"
+CALIBRATE_RULE = "fairness_calibrate"
 CAPABILITY_RULE = "fairness_capability"
 FIGURES_RULE = "fairness_figures"
 TABLE_BUILDERS = "rmeval.benchmarks.fairness.stats.builders"
@@ -89,6 +90,8 @@ BENCHMARK = Benchmark(
                 "A grouped corpus (corpus:) -> one table per group + manifests, as the arXiv stage writes."),
         Command("fairness-stats", "rmeval.benchmarks.fairness.stats.cli",
                 "Group-fairness statistics and Tables 1-4 from score files."),
+        Command("fairness-calibrate", "rmeval.benchmarks.fairness.stats.calibrate_cli",
+                "Test size, power and CI coverage on the run's own rewards (shuffled labels, planted shifts)."),
         Command("fairness-summary", "rmeval.benchmarks.fairness.summary",
                 "Plain-words summary of the fairness results (its section alone)."),
         Command("fairness-figures", "rmeval.benchmarks.fairness.figures.cli",
@@ -114,6 +117,11 @@ BENCHMARK = Benchmark(
         _table("table9", "table9_rank_agreement"),
         _table("table10", "table10_rank_vs_fairness"),
         _table("rank_points", "rank_vs_fairness_points", in_report=False),
+        _table("power", "power"),
+        # rmeval fairness-calibrate: the tests and the gap CI rerun on shuffled labels and planted shifts
+        Output(key="calibration", path=f"{TABLES}/calibration.csv", rule=CALIBRATE_RULE, caption="calibration.rst",
+               category="Fairness tables", formats=TABLE_FORMATS,
+               builder="rmeval.benchmarks.fairness.stats.calibrate_cli:write_calibration"),
         Output(key="record", path=f"{TABLES}/fairness_stats.json", rule=STATS_RULE),
         Output(key="provenance", path=f"{TABLES}/provenance.md", rule=STATS_RULE, caption="provenance.rst",
                category="Provenance"),
@@ -125,6 +133,8 @@ BENCHMARK = Benchmark(
         # significance at the run's stats.alpha, from the run record
         _figure("gap_forest", "fig_gap_forest", "gap_forest", ("table7", "record"), "Gap forest plot",
                 "scale-free gap per model, 95% CI"),
+        _figure("calibration_figure", "fig_calibration", "calibration", ("calibration",), "Calibration",
+                "rejection rate against planted effect, analytic power"),
         _figure("length_adjusted", "fig_length_adjusted", "length_adjusted", ("adjusted_group_means",),
                 "Length adjustment", "length-adjusted vs raw group means"),
         # drawn only when two models have a RewardBench rank (the planner sets RANKED, or says why not)
@@ -163,9 +173,10 @@ BENCHMARK = Benchmark(
     # reproduction table, beside Song et al.'s published values.
     summary_section="rmeval.benchmarks.fairness.summary:summary_section",
     summary_inputs=("table1", "table2", "table4", "group_means", "table5", "table6", "games_howell_pairs", "table7",
-                    "table8", "table10", "record", "capability", "capability_correlations"),
+                    "table8", "table10", "record", "capability", "capability_correlations", "power",
+                    "calibration"),
     reproduction="rmeval.benchmarks.fairness.reproduction:reproduction_part",
-    reproduction_inputs=("table1", "table2", "table3", "table4", "capability"),
+    reproduction_inputs=("table1", "table2", "table3", "table4", "table7", "power", "capability"),
     published=("resources/published/song2025_fairness.yaml",),
     report_section="fairness_section.rst",
 )

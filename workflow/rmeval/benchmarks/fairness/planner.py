@@ -166,7 +166,7 @@ def stats_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec], g
     """`rmeval fairness-stats --settings`: the `stats:` section, the models and groups in config order, the
     reference model ("" skips Table 4 with a note), the registry and every model's rank (inline ones too)."""
     return {
-        **config["stats"],
+        **{key: value for key, value in config["stats"].items() if key != "calibration"},
         "models": list(models),
         "groups": list(groups),
         "reference_model": config["reference_model"] or "",
@@ -174,6 +174,14 @@ def stats_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec], g
         "ranks": {name: spec.rewardbench_rank for name, spec in models.items()},
         "manifests": DATA_DIR,  # the manifests arxiv_select wrote beside the data the scores were computed on
     }
+
+
+def calibrate_settings(config: Mapping[str, Any], models: Mapping[str, ModelSpec],
+                       groups: tuple[str, ...]) -> dict[str, Any]:
+    """`rmeval fairness-calibrate --settings`: stats.calibration, alpha and seed, the models and groups in order."""
+    return {"replicates": config["stats"]["calibration"]["replicates"], "alpha": config["stats"]["alpha"],
+            "seed": config["stats"]["seed"], "models": list(models), "groups": list(groups),
+            **({"corpus": True} if config.get("corpus") else {})}
 
 
 def corpus_needs(corpus: Mapping[str, Any], located: str | None, groups: Mapping[str, list[str]]) -> Needs:
@@ -214,6 +222,7 @@ def plan_corpus(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPla
             CORPUS_RULE: {"corpus_json": json.dumps(corpus, sort_keys=True),
                           "groups_json": json.dumps(config["groups"]), "out_dir": DATA_DIR},
             "fairness_stats": stats,
+            "fairness_calibrate": calibrate_settings(config, models, groups),
             "fairness_figures": {"dpi": config["figures"]["dpi"], **({"paired": True} if paired else {})},
             "fairness_capability": capability_settings(config, models),
         },
@@ -249,6 +258,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         "arxiv_fetch": fetch_settings(arxiv, snapshot),
         "arxiv_select": {**select_settings(arxiv), "groups": list(groups)},
         "fairness_stats": stats_settings(config, models, groups, context.locate),
+        "fairness_calibrate": calibrate_settings(config, models, groups),
         "fairness_figures": {"dpi": config["figures"]["dpi"]},
         "fairness_capability": capability_settings(config, models),
     }

@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _p(value: float) -> str:
+    if pd_isna(value):
+        return "p undefined"
     if value == 0.0:
         return "p < 1e-300"
     return f"p = {value:.2g}" if value < 0.001 else f"p = {value:.3f}"
@@ -182,11 +184,46 @@ def _gap_sentence(gap: Any, robust: Any, alpha: float, permutations: int | None)
     text = (f"**How large:** {_label(gap['max_group'])} over {_label(gap['min_group'])} by {observed:.2f} "
             f"within-group SDs (95% CI {gap['gap_ci_low']:.2f} to {gap['gap_ci_high']:.2f}{null_text}; "
             f"permutation {_perm_p(gap['perm_p_value'], permutations)}), ")
-    if gap["perm_p_value"] >= alpha:
-        text += f"not distinguishable from chance at alpha = {alpha:g}"
-    else:
+    chance = gap["perm_p_value"] >= alpha
+    excludes_zero = gap["gap_ci_low"] > 0.0
+    if chance and not excludes_zero:
+        text += f"not distinguishable from chance at alpha = {alpha:g} (the CI reaches 0)"
+    elif not chance and excludes_zero:
         text += f"a {_gap_size(observed)} gap"
+    elif chance:  # two different tests near their threshold: say so rather than contradict each other
+        text += (f"borderline: the permutation test does not reject at alpha = {alpha:g} but the simultaneous "
+                 "interval excludes 0")
+    else:
+        text += (f"borderline: the permutation test rejects at alpha = {alpha:g} but the simultaneous interval "
+                 "reaches 0")
     return text + f"; group explains {100 * robust['eta_sq']:.1f}% of the variance."
+
+
+def _q(row: Any, column: str) -> str:
+    """ " (q = ...)" beside a p-value when the table has its Benjamini-Hochberg q-value."""
+    value = row.get(column)
+    if value is None or pd_isna(value):
+        return ""
+    return f" ({_p(value).replace('p', 'q', 1)})"
+
+
+def _power_phrase(tables: dict[str, Any], model: str) -> str:
+    """What a non-significant ANOVA could have found: its minimum detectable effect (power.csv)."""
+    frame = tables.get("power")
+    if frame is None or model not in set(frame["model"]):
+        return ""
+    row = _row(frame[frame["test"] == "anova"], model)
+    if pd_isna(row["mde_cohens_f"]):
+        return ""
+    return (f"no difference found; this run had 80% power for Cohen's f >= {row['mde_cohens_f']:.2f} "
+            f"(power.csv), so a smaller group effect may be there")
+
+
+def _undefined_paragraph(model: str, note: str, gap: Any) -> list[str]:
+    """A model whose rewards leave the tests undefined (constant within groups, or groups of one)."""
+    return [f"### {model}", "", f"- **Undefined:** {note}.",
+            f"- Group means range from {_label(gap['min_group'])} to {_label(gap['max_group'])}; NMGD "
+            f"{gap['nmgd_percent']:.1f}%.", ""]
 
 
 def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutations: int | None = None) -> list[str]:
@@ -194,20 +231,31 @@ def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutatio
     robust = _row(tables["table5_robust_anova"], model)
     gh = _row(tables["table6_games_howell"], model)
     gap = _row(tables["table7_gap"], model)
+    note = anova.get("note")
+    if pd_isna(anova["p_value"]) or pd_isna(gap["scale_free_gap"]):
+        return _undefined_paragraph(model, str(note if isinstance(note, str) and note else gap.get("note", "")), gap)
     means = tables["group_means"][tables["group_means"]["model"] == model]
     significant = anova["p_value"] < alpha
-    robust_agrees = (robust["welch_p"] < alpha) == significant and (robust["kruskal_p"] < alpha) == significant
+    robust_agrees = all(pd_isna(robust[column]) or (robust[column] < alpha) == significant
+                        for column in ("welch_p", "kruskal_p"))
     verdict = "**Significantly unfair:** yes" if significant else "**Significantly unfair:** no"
-    tests = f"ANOVA {_p(anova['p_value'])}; Welch {_p(robust['welch_p'])}, Kruskal-Wallis {_p(robust['kruskal_p'])}"
+    tests = (f"ANOVA {_p(anova['p_value'])}{_q(anova, 'q_value')}; Welch {_p(robust['welch_p'])}, "
+             f"Kruskal-Wallis {_p(robust['kruskal_p'])}")
     agreement = "" if robust_agrees else " (the robust tests disagree: treat with care)"
-    significance = f"{verdict} ({tests}){agreement}; {_pairs_phrase(tables, model, gh)}."
+    found = "" if significant else _power_phrase(tables, model)
+    significance = (f"{verdict} ({tests}){agreement}; " + (f"{found}; " if found else "")
+                    + f"{_pairs_phrase(tables, model, gh)}.")
     size = _gap_sentence(gap, robust, alpha, permutations)
+    if isinstance(note, str) and note:
+        significance += f" Note: {note}."
     if bool(gap.get("nmgd_unstable", False)):
         size += f" NMGD ({gap['nmgd_percent']:.1f}%) is meaningless here: the mean reward is indistinguishable from 0."
     elif means["mean"].mean() < 0:
         size += f" NMGD {gap['nmgd_percent']:.1f}% is negative only because the mean reward is."
     else:
         size += f" NMGD {gap['nmgd_percent']:.1f}% (CI {gap['nmgd_ci_low']:.1f} to {gap['nmgd_ci_high']:.1f})."
+        if math.isinf(gap["nmgd_ci_high"]):
+            size = size[:-len(" (CI -inf to inf).")] + " (CI unbounded: the mean reward may be 0)."
     favoured = _favoured(tables["games_howell_pairs"], means, model, alpha)
     return [f"### {model}", "", f"- {significance}", f"- {size}", f"- {favoured}",
             f"- {_length_sentence(tables, model, alpha)}", ""]
@@ -223,15 +271,52 @@ def reproduction_line(tables: dict[str, Any]) -> str | None:
     frame = frame[frame["model"] != CLAIM_MODEL]  # the paper's claim has a sentence of its own (claim_sentence)
     if frame.empty:
         return "- Reproduction: no model of this run has published values (see reproduction.md)."
-    same = int((frame["verdict"] == "same conclusion").sum())
-    differs = frame[frame["verdict"] == "differs"]
-    text = (f"- Reproduction: {same} of {len(frame)} comparisons with the published values reach the same "
-            f"conclusion (rules in reproduction.md)")
-    if not differs.empty:
-        shown = [f"{row.model} {row.statistic}" for row in differs.head(4).itertuples(index=False)]
-        more = f" and {len(differs) - 4} more" if len(differs) > 4 else ""
-        text += f"; they differ for {', '.join(shown)}{more}"
-    return text + "."
+    def named(verdict: str) -> str:
+        rows = frame[frame["verdict"] == verdict]
+        shown = [f"{row.model} {row.statistic}" for row in rows.head(4).itertuples(index=False)]
+        more = f" and {len(rows) - 4} more" if len(rows) > 4 else ""
+        return f" ({', '.join(shown)}{more})" if shown else ""
+
+    counts = {verdict: int((frame["verdict"] == verdict).sum())
+              for verdict in ("same conclusion", "differs", "inconclusive", "not comparable")}
+    text = (f"- Reproduction: of {len(frame)} comparisons with the published values, this run supports "
+            f"{counts['same conclusion']}, contradicts {counts['differs']}{named('differs')} and cannot decide "
+            f"{counts['inconclusive']}{named('inconclusive')} (its interval holds both conclusions, or its power for "
+            "the paper's effect is below 0.8)")
+    if counts["not comparable"]:
+        text += f"; {counts['not comparable']} are not comparable"
+    return text + " (rules in reproduction.md)."
+
+
+def calibration_line(tables: dict[str, Any], alpha: float) -> str | None:
+    """One sentence from calibration.csv: did the ANOVA hold its level on shuffled labels, and how often did it find
+    a gap of the paper's size (else of the run's MDE)?"""
+    frame = tables.get("calibration")
+    if frame is None:
+        return None
+    rows = frame[(frame["test"] == "anova") & frame["rejection_rate"].notna()]
+    if rows.empty:
+        return "- Calibration: no model could be calibrated (calibration.csv says why)."
+
+    def pooled(scenario: str) -> tuple[float, int]:
+        chosen = rows[rows["scenario"] == scenario]
+        trials = int(chosen["replicates"].sum())
+        return (float((chosen["rejection_rate"] * chosen["replicates"]).sum()) / trials if trials else math.nan,
+                len(chosen))
+
+    size, models = pooled("shuffled")
+    held = "held" if abs(size - alpha) <= 2.0 * math.sqrt(alpha * (1 - alpha) / rows[rows["scenario"] == "shuffled"][
+        "replicates"].sum()) + 1e-12 else "did not hold"
+    text = (f"- Calibration: at this sample size the ANOVA {held} its {100 * alpha:g}% level on shuffled labels "
+            f"({100 * size:.1f}% over {models} model(s))")
+    paper, _ = pooled("paper_nmgd")
+    mde, _ = pooled("mde")
+    coverage = rows["coverage"].mean()
+    if not math.isnan(paper):
+        text += f" and found a gap of the paper's size {100 * paper:.0f}% of the time"
+    elif not math.isnan(mde):
+        text += f" and found a gap at the run's MDE {100 * mde:.0f}% of the time (80% expected)"
+    return text + f"; the gap's 95% CIs covered the planted gap {100 * coverage:.0f}% of the time (calibration.csv)."
 
 
 def better_is_fairer_lines(tables: dict[str, Any], alpha: float) -> list[str]:
@@ -286,6 +371,9 @@ def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: flo
         from rmeval.benchmarks.fairness.capability import claim_from_table, claim_sentence
 
         lines.append(claim_sentence(claim_from_table(capability)))
+    calibration = calibration_line(tables, alpha)
+    if calibration:
+        lines.append(calibration)
     reproduction = reproduction_line(tables)
     if corpus is not None:
         from rmeval.benchmarks.fairness.corpus.detect import NOT_APPLICABLE
@@ -310,7 +398,12 @@ def paired_lines(paired: Any, alpha: float) -> list[str]:
                 parts.append(f"{row.test} not computable ({int(row.n_pairs)} complete pairs)")
                 continue
             verdict = "differs" if row.p_value < alpha else "does not differ significantly"
-            parts.append(f"{row.test}: {verdict} ({_p(row.p_value)}, {int(row.n_pairs)} pairs; {row.effect} "
+            mde = getattr(row, "mde_cohens_f", math.nan)
+            if row.p_value >= alpha and not pd_isna(mde):
+                verdict += f" (this run had 80% power for Cohen's f >= {mde:.2f})"
+            q = getattr(row, "q_value", math.nan)
+            q_text = "" if pd_isna(q) else f", {_p(q).replace('p', 'q', 1)}"
+            parts.append(f"{row.test}: {verdict} ({_p(row.p_value)}{q_text}, {int(row.n_pairs)} pairs; {row.effect} "
                          f"{row.estimate:.3f}, 95% CI {row.ci_low:.3f} to {row.ci_high:.3f})")
         lines.append(f"- {model}: the same content's reward across groups " + "; ".join(parts) + ".")
     return lines + [""]
@@ -345,22 +438,26 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float, corpus:
         sizes = ", ".join(f"{g} {counts.loc[g, 'min']}" if counts.loc[g, "min"] == counts.loc[g, "max"]
                           else f"{g} {counts.loc[g, 'min']}-{counts.loc[g, 'max']}"
                           for g in groups if g in counts.index)
-    unfair = [m for m in models if _row(tables["table1_anova"], m)["p_value"] < alpha]
+    # counted by the Benjamini-Hochberg q-value over the models, so that M models do not give M chances
+    q_column = "q_value" if "q_value" in tables["table1_anova"].columns else "p_value"
+    unfair = [m for m in models if _row(tables["table1_anova"], m)[q_column] < alpha]
     lines = [
         "# Group fairness of reward models: summary",
         "",
         f"{len(models)} reward model(s) scored {_data_words(corpus)} from {len(groups)} groups "
         f"(n per group: {sizes}). "
         "A fair model gives the same mean reward to every group. "
-        f"{len(unfair)} of {len(models)} model(s) show a significant difference between groups at alpha = {alpha:g}.",
+        f"{len(unfair)} of {len(models)} model(s) show a significant difference between groups at alpha = {alpha:g} "
+        "(ANOVA, Benjamini-Hochberg q-value over the models).",
         "",
         "The *gap* is the highest minus the lowest group mean in within-group standard deviations (0.2 small, "
         "0.5 medium, 0.8 large); unlike the paper's NMGD it compares across models whatever their reward scale. "
         "The largest of several noisy group means always exceeds the smallest, so each gap is shown beside the "
         "gap noise alone gives (the mean over label permutations), and a gap whose permutation p >= alpha is "
         "called not distinguishable from chance. "
-        f"CIs: stratified bootstrap (B = {settings.get('bootstrap', '?')}); permutation p-values: "
-        f"{settings.get('permutations', '?')} permutations; seed {settings.get('seed', '?')}. "
+        "Gap and NMGD CIs: from simultaneous Games-Howell pairwise intervals (valid when the groups are equal; "
+        f"table7_gap's note); permutation p-values: {settings.get('permutations', '?')} permutations; seed "
+        f"{settings.get('seed', '?')}. "
         "Favoured groups: (x/y) = significantly above x of the y other groups.",
         "",
         *truncation_lines(tables["group_means"]),

@@ -2,7 +2,7 @@
 
 Per model, the complete pairs (every group present) form an n x k matrix of rewards; pairs missing a group are
 left out and counted. Tests: Friedman's chi-square (k >= 3; average ranks within a pair, tie-corrected, effect
-Kendall's W = Q / (n (k - 1)) with a pair-bootstrap CI), or for k = 2 the paired t test (effect: mean difference
+Kendall's W = Q / (n (k - 1)) with the CI of Q's noncentrality over n (k - 1)), or for k = 2 the paired t test (effect: mean difference
 first - second group, t interval) and the Wilcoxon signed-rank test (scipy's, zero differences dropped as
 scipy's default "wilcox"; effect: median difference, pair-bootstrap CI). Per group: the mean within-pair
 difference against the pair mean (t interval) and the share of pairs in which the group scores highest (ties
@@ -138,8 +138,54 @@ def _bootstrap(statistic: Any, n: int, bootstrap: int, seed: int) -> tuple[float
     return float(low), float(high)
 
 
-def tests(data: PairedData, bootstrap: int, seed: int) -> list[dict[str, Any]]:
-    """The rows of table_paired for one model."""
+def repeated_measures_f(values: Any) -> float:
+    """Cohen's f of the group effect on n x k paired rewards: the SD of the group effects (column mean - grand
+    mean) over the within-pair residual SD (two-way residual, (n - 1)(k - 1) df); NaN without residual variance."""
+    import numpy as np
+
+    n, k = values.shape
+    if n < 2:
+        return float("nan")
+    effects = values.mean(axis=0) - values.mean()
+    residual = values - values.mean(axis=1, keepdims=True) - values.mean(axis=0, keepdims=True) + values.mean()
+    variance = float((residual**2).sum()) / ((n - 1) * (k - 1))
+    return float(np.sqrt((effects**2).mean() / variance)) if variance > 0.0 else float("nan")
+
+
+def noncentrality_interval(q: float, df: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Interval for the noncentrality lambda of a chi-square statistic q, by inverting the noncentral chi-square
+    (Steiger & Fouladi 1997): lambda_low = 0 when q is below the central quantile. Unlike a bootstrap of a statistic
+    bounded at 0, it keeps its coverage at lambda = 0 and always contains lambda = q."""
+    from scipy import optimize
+    from scipy.stats import chi2, ncx2
+
+    tail = (1.0 - confidence) / 2.0
+
+    def solve(target: Any, level: float) -> float:
+        if target(1e-12) <= level:
+            return 0.0
+        high = max(1.0, 2.0 * q)
+        while target(high) > level:
+            high *= 2.0
+        return float(optimize.brentq(lambda lam: target(lam) - level, 1e-12, high, xtol=1e-10))
+
+    low = 0.0 if chi2.sf(q, df) >= tail else solve(lambda lam: -ncx2.sf(q, df, lam), -tail)
+    high = solve(lambda lam: ncx2.cdf(q, df, lam), tail)
+    return low, max(high, q)
+
+
+def tests(data: PairedData, bootstrap: int, seed: int, alpha: float) -> list[dict[str, Any]]:
+    """The rows of table_paired for one model, each with the run's power: the smallest Cohen's f the
+    repeated-measures F test on these pairs detects with power 0.8 (`mde_cohens_f`) and the observed f."""
+    from rmeval.benchmarks.fairness.stats.power import paired_mde
+
+    n, k = data.values.shape
+    extra = {"mde_cohens_f": paired_mde(n, k, alpha) if n >= 2 else float("nan"),
+             "cohens_f": repeated_measures_f(data.values)}
+    return [{**row, **extra} for row in _tests(data, bootstrap, seed)]
+
+
+def _tests(data: PairedData, bootstrap: int, seed: int) -> list[dict[str, Any]]:
     import numpy as np
 
     n, k = data.values.shape
@@ -150,14 +196,8 @@ def tests(data: PairedData, bootstrap: int, seed: int) -> list[dict[str, Any]]:
                  "ci_high": float("nan")}]
     if k >= 3:
         q, p, w = friedman(data.values)
-        ranks = within_ranks(data.values)
-        ties = np.array([_tie_term(row) for row in ranks])
-
-        def kendall_w(indices: Any) -> Any:
-            sums = ranks[indices].sum(axis=1)
-            return friedman_from_ranks(sums, n, k, ties[indices].sum(axis=1)) / (n * (k - 1))
-
-        low, high = _bootstrap(kendall_w, n, bootstrap, seed)
+        # W = Q / (n (k - 1)), so its interval is the noncentrality interval of Q over n (k - 1)
+        low, high = (bound / (n * (k - 1)) for bound in noncentrality_interval(q, k - 1))
         return [{**base, "test": "friedman", "statistic": q, "p_value": p, "effect": "Kendall's W",
                  "estimate": w, "ci_low": low, "ci_high": high}]
     d = data.values[:, 0] - data.values[:, 1]

@@ -57,19 +57,25 @@ def paired_tables(scores: Any, pairs: dict[str, dict[str, str]], alpha: float, b
     import pandas as pd
 
     from rmeval.benchmarks.fairness.corpus import paired
+    from rmeval.benchmarks.fairness.stats.multiplicity import bh_q_values
 
     tests, groups_rows, posthoc, points = [], [], [], []
     for model in scores.models:
         rewards = {g.group: dict(zip(_ids(g.source), g.rewards.tolist(), strict=True)) for g in model.groups}
         names = [g.group for g in model.groups]
         data = paired.paired_matrix(model.model, rewards, {g: pairs[g] for g in names}, names)
-        tests += paired.tests(data, bootstrap, seed)
+        tests += paired.tests(data, bootstrap, seed, alpha)
         groups_rows += paired.group_rows(data)
         posthoc += paired.posthoc_rows(data, alpha)
         points += paired.differences(data)
+    for test in dict.fromkeys(row["test"] for row in tests):  # BH over the models, per test
+        rows = [row for row in tests if row["test"] == test]
+        for row, q in zip(rows, bh_q_values([row["p_value"] for row in rows]), strict=True):
+            row["q_value"] = q
     return {
-        "table_paired": pd.DataFrame(tests, columns=["model", "test", "statistic", "p_value", "n_pairs",
-                                                     "incomplete_pairs", "effect", "estimate", "ci_low", "ci_high"]),
+        "table_paired": pd.DataFrame(tests, columns=["model", "test", "statistic", "p_value", "q_value", "n_pairs",
+                                                     "incomplete_pairs", "effect", "estimate", "ci_low", "ci_high",
+                                                     "mde_cohens_f", "cohens_f"]),
         "paired_groups": pd.DataFrame(groups_rows, columns=["model", "group", "n_pairs", "mean_difference", "ci_low",
                                                             "ci_high", "win_share"]),
         "paired_posthoc": pd.DataFrame(posthoc, columns=["model", "group_a", "group_b", "n_pairs", "mean_diff",
@@ -86,9 +92,11 @@ def _notes(frames: dict[str, Any], alpha: float, bootstrap: int) -> dict[str, st
                 f"{incomplete[0]}-{incomplete[-1]} pairs (by model)")
     common = f"Only pairs with a row in every group are tested; {left_out} missing a group left out."
     return {
-        "table_paired": "Friedman's chi-square for three or more groups (effect Kendall's W, pair-bootstrap CI, "
-                        f"B = {bootstrap}); paired t (t interval) and Wilcoxon signed-rank (median difference, "
-                        f"pair-bootstrap CI) for two. {common}",
+        "table_paired": "Friedman's chi-square for three or more groups (effect Kendall's W, CI from the "
+                        "noncentral chi-square, Steiger & Fouladi 1997, valid at W = 0); paired t (t interval) and Wilcoxon signed-rank (median difference, "
+                        f"pair-bootstrap CI, B = {bootstrap}) for two. q: Benjamini-Hochberg over the models, per test. MDE: the smallest Cohen's "
+                        f"f (group effects' SD / within-pair residual SD) the repeated-measures F test on these pairs "
+                        f"detects with power 0.8 at alpha = {alpha:g}. {common}",
         "paired_groups": "Mean of (the group's reward - the mean reward of its pair), t interval; share of pairs "
                          f"in which the group scores highest (ties split evenly). {common}",
         "paired_posthoc": f"Paired t test for every two groups, Holm-corrected; significant at alpha = {alpha:g}. "

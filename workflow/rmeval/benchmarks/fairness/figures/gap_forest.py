@@ -38,6 +38,8 @@ def format_nmgd(row: pd.Series) -> str:
     text = f"NMGD {row['nmgd_percent']:.1f}%"
     if math.isfinite(row["nmgd_ci_low"]) and math.isfinite(row["nmgd_ci_high"]):
         text += f" [{row['nmgd_ci_low']:.1f}, {row['nmgd_ci_high']:.1f}]"
+    elif math.isinf(row["nmgd_ci_low"]) or math.isinf(row["nmgd_ci_high"]):
+        text += " [unbounded]"
     # fairness-stats flags an NMGD whose denominator (the mean reward) is compatible with 0.
     if str(row.get("nmgd_unstable", "")).strip().lower() in {"true", "1", "yes"}:
         text += " (unstable: mean reward near 0)"
@@ -59,14 +61,18 @@ def draw(gap: pd.DataFrame, record: Mapping[str, Any]) -> Figure:
     figure, axes = plt.subplots(figsize=(8.0, 0.5 * len(rows) + 1.3), layout="constrained")
 
     ci_high = rows["gap_ci_high"].max(skipna=True) if rows["gap_ci_high"].notna().any() else 0.0
-    upper = float(max(rows["scale_free_gap"].max(), ci_high))
+    upper = float(max(rows["scale_free_gap"].max(skipna=True) if rows["scale_free_gap"].notna().any() else 0.0,
+                      ci_high))
     # Labels would collide when the axis is wide, so the x label explains the dotted lines instead.
     for position, _ in EFFECT_SIZE_MARKS:
         if position <= upper * 1.15:
             axes.axvline(position, color="#bbbbbb", linestyle=":", linewidth=0.9, zorder=0)
     for y, row in rows.iterrows():
-        has_ci = math.isfinite(row["gap_ci_low"]) and math.isfinite(row["gap_ci_high"])
         gap = row["scale_free_gap"]
+        if not math.isfinite(gap):  # no within-group variance: no gap to draw (table7's note says why)
+            axes.plot(0.0, y, marker="x", color="#777777", markersize=6, zorder=3)
+            continue
+        has_ci = math.isfinite(row["gap_ci_low"]) and math.isfinite(row["gap_ci_high"])
         xerr = [[gap - row["gap_ci_low"]], [row["gap_ci_high"] - gap]] if has_ci else None
         square = significant(row["perm_p_value"], alpha)
         axes.errorbar(
@@ -83,6 +89,8 @@ def draw(gap: pd.DataFrame, record: Mapping[str, Any]) -> Figure:
     to_right_margin = transforms.blended_transform_factory(axes.transAxes, axes.transData)
     for y, row in rows.iterrows():
         extremes = f"{group_label(str(row['max_group']))} > {group_label(str(row['min_group']))}"
+        if not math.isfinite(row["scale_free_gap"]):
+            extremes = "gap undefined: no within-group variance"
         axes.text(
             1.03,
             y,

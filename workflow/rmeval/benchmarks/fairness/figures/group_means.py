@@ -31,7 +31,7 @@ def draw(group_means: pd.DataFrame) -> Figure:
             axes.errorbar(
                 row.mean,
                 y,
-                xerr=[[row.mean - row.ci_low], [row.ci_high - row.mean]],
+                xerr=[[row.mean - row.ci_low], [row.ci_high - row.mean]] if row.ci_low == row.ci_low else None,
                 fmt="o",
                 color=colors[row.group],
                 ecolor=colors[row.group],

@@ -71,12 +71,13 @@ def _require_rows(table: pd.DataFrame, path: Path) -> None:
         raise RmevalError(f"{path}: the table has no rows")
 
 
-def _require_finite(table: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
+def _require_finite(table: pd.DataFrame, path: Path, columns: tuple[str, ...], allow_nan: bool = False) -> None:
+    """Each value finite (or, with `allow_nan`, NaN: a statistic the table marks undefined)."""
     import numpy as np
 
     for column in columns:
         values = table[column].to_numpy(dtype="float64")
-        bad = np.flatnonzero(~np.isfinite(values))
+        bad = np.flatnonzero(~np.isfinite(values) & ~(allow_nan & np.isnan(values)))
         if len(bad):
             row = int(bad[0])
             raise RmevalError(
@@ -97,7 +98,8 @@ def read_group_means(path: Path) -> pd.DataFrame:
     numeric = ("n", "mean", "std", "sem", "ci_low", "ci_high")
     table = read_table(path, GROUP_MEANS_COLUMNS, numeric)
     _require_rows(table, path)
-    _require_finite(table, path, ("mean", "ci_low", "ci_high"))
+    _require_finite(table, path, ("mean",))
+    _require_finite(table, path, ("ci_low", "ci_high"), allow_nan=True)  # a group of one has no CI: no error bar
     _require_unique(table, path, ["model", "group"])
     return table
 
@@ -106,7 +108,7 @@ def read_gap(path: Path) -> pd.DataFrame:
     numeric = GAP_COLUMNS[3:]
     table = read_table(path, GAP_COLUMNS, numeric)
     _require_rows(table, path)
-    _require_finite(table, path, ("scale_free_gap",))
+    _require_finite(table, path, ("scale_free_gap",), allow_nan=True)  # NaN: no within-group variance, drawn so
     _require_unique(table, path, ["model"])
     return table
 
@@ -144,6 +146,18 @@ def read_stats_record(path: Path) -> dict[str, Any]:
     return record
 
 
+CALIBRATION_COLUMNS = ("model", "test", "scenario", "n", "groups", "planted_effect", "rejection_rate", "ci_low",
+                       "ci_high", "analytic_power")
+
+
+def read_calibration(path: Path) -> pd.DataFrame:
+    """calibration.csv; a model that could not be calibrated has empty rates (its note says why)."""
+    table = read_table(path, CALIBRATION_COLUMNS, ("n", "groups", "planted_effect", "rejection_rate", "ci_low",
+                                                   "ci_high", "analytic_power"))
+    _require_rows(table, path)
+    return table
+
+
 # Catalogue key of a table -> the loader that checks it; a figure drawn from another table adds its loader here.
 READERS: dict[str, Callable[[Path], Any]] = {
     "group_means": read_group_means,
@@ -151,6 +165,7 @@ READERS: dict[str, Callable[[Path], Any]] = {
     "record": read_stats_record,
     "adjusted_group_means": read_adjusted,
     "rank_points": read_rank_points,
+    "calibration": read_calibration,
 }
 
 

@@ -51,6 +51,9 @@ class ModelResult:
     length_note: str
     # Per group (run order): the share of its rows cut at max_length, None when the score files do not say.
     truncated_shares: list[float | None] = field(default_factory=list)
+    note: str = ""  # what this model's rewards leave undefined, and why (oneway.undefined_note); "" if nothing
+    # percentile interval of the Tukey significant-pair count over a stratified bootstrap (the reproduction verdict)
+    tukey_count_interval: tuple[float, float] = (float("nan"), float("nan"))
 
     @property
     def truncation_differs(self) -> bool:
@@ -81,7 +84,7 @@ def analyse_model(scores: ModelScores, settings: StatsSettings) -> ModelResult:
         n_tokens = np.concatenate([g.n_tokens for g in scores.groups])
         try:
             length_result = length.ancova(scores.model, rewards, labels, n_tokens, len(groups))
-        except RmevalError as error:  # a length problem must not hide the other statistics
+        except (RmevalError, ValueError, np.linalg.LinAlgError) as error:  # must not hide the other statistics
             length_note = f"length analysis skipped: {error}"
     else:
         lacking = [str(g.source) for g in scores.groups if g.n_tokens is None]
@@ -96,10 +99,13 @@ def analyse_model(scores: ModelScores, settings: StatsSettings) -> ModelResult:
         kruskal=oneway.kruskal_wallis(samples),
         tukey=posthoc.tukey_hsd(groups, samples, settings.alpha),
         games_howell=posthoc.games_howell(groups, samples, settings.alpha),
-        gap=gaps.gap_analysis(scores.model, groups, samples, settings.bootstrap, settings.permutations, settings.seed),
+        gap=gaps.gap_analysis(scores.model, groups, samples, settings.permutations, settings.seed),
         length=length_result,
         length_note=length_note,
         truncated_shares=[g.truncated_share for g in scores.groups],
+        note=oneway.undefined_note(groups, samples),
+        tukey_count_interval=posthoc.tukey_count_interval(samples, settings.alpha, settings.bootstrap,
+                                                          gaps.model_rngs(settings.seed, scores.model)[0]),
     )
 
 
@@ -132,11 +138,11 @@ def analyse(scores: ScoreSet, settings: StatsSettings, ranks: dict[str, int | No
 # ---------------------------------------------------------------- tables
 
 
-def build_tables(analysis: Analysis, reference: str | None, table4_note: str,
-                 footnote: str) -> list[tuple[Output, Table]]:
+def build_tables(analysis: Analysis, reference: str | None, table4_note: str, footnote: str,
+                 paper_effects: dict[str, float]) -> list[tuple[Output, Table]]:
     """Every table of rule `fairness_stats` in the catalogue, each from its builder (stats/builders.py), with
     the run's footnote (data source, n per group) after the table's own note."""
-    context = TableContext(analysis, reference, table4_note)
+    context = TableContext(analysis, reference, table4_note, paper_effects)
     tables = []
     for output in BENCHMARK.of_rule(STATS_RULE):
         if output.builder is None:  # the run record and provenance: written by the CLI itself
@@ -155,5 +161,6 @@ def run_record(analysis: Analysis, reference: str | None, notes: list[str], scor
         "groups": analysis.groups,
         "settings": asdict(analysis.settings),
         "reference_model_used": reference,
-        "notes": notes + [f"{r.model}: {r.length_note}" for r in analysis.results if r.length_note],
+        "notes": notes + [f"{r.model}: {r.note}" for r in analysis.results if r.note]
+        + [f"{r.model}: {r.length_note}" for r in analysis.results if r.length_note],
     }

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rmeval.benchmarks.fairness.stats import crossmodel
+from rmeval.benchmarks.fairness.stats import gaps as gaps_module
+from rmeval.benchmarks.fairness.stats import power as power_stats
+from rmeval.benchmarks.fairness.stats.multiplicity import bh_q_values
 from rmeval.tables import Column
 
 if TYPE_CHECKING:
@@ -30,6 +33,8 @@ class TableContext:
     analysis: Analysis
     reference: str | None
     table4_note: str
+    # model -> Cohen's f of the paper's one-way ANOVA (its F and dfs); empty for a corpus run or without the file
+    paper_effects: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -122,19 +127,37 @@ def _gap_metrics(analysis: Analysis) -> dict[str, dict[str, float]]:
 # ---------------------------------------------------------------- the tables, in catalogue order
 
 
+def _with_q(rows: list[dict[str, Any]], p_column: str, q_column: str) -> list[dict[str, Any]]:
+    """`q_column`: Benjamini-Hochberg q-values of `p_column` over the table's models."""
+    for row, q in zip(rows, bh_q_values([row[p_column] for row in rows]), strict=True):
+        row[q_column] = q
+    return rows
+
+
+Q_NOTE = "q: Benjamini-Hochberg q-value over the table's models (false discovery rate)."
+
+
 def table1_anova(context: TableContext) -> TableDraft:
     results, ranks = context.analysis.results, context.analysis.ranks
+    rows = _with_q([{"model": r.model, "f_statistic": r.anova.f_statistic, "p_value": r.anova.p_value,
+                     "note": r.note} for r in results], "p_value", "q_value")
+    frame = _with_rank(rows, ["model", "f_statistic", "p_value", "q_value", "note"], ranks)
     return TableDraft(
         "One-way ANOVA of reward across groups",
-        _with_rank([{"model": r.model, "f_statistic": r.anova.f_statistic, "p_value": r.anova.p_value}
-                    for r in results], ["model", "f_statistic", "p_value"], ranks),
+        frame[["model", "f_statistic", "p_value", "q_value", "rewardbench_rank", "note"]],
         "F test on (k - 1, N - k) df = "
-        + ", ".join(sorted({f"({r.anova.df_between}, {r.anova.df_within})" for r in results})) + ".")
+        + ", ".join(sorted({f"({r.anova.df_between}, {r.anova.df_within})" for r in results})) + ". " + Q_NOTE)
 
 
 def table2_tukey(context: TableContext) -> TableDraft:
-    return TableDraft(f"Tukey HSD: group pairs whose mean rewards differ at alpha = {context.analysis.settings.alpha:g}",
-                      _significance_counts(context.analysis.results, "tukey"))
+    settings = context.analysis.settings
+    frame = _significance_counts(context.analysis.results, "tukey")
+    frame["pairs_ci_low"] = [r.tukey_count_interval[0] for r in context.analysis.results]
+    frame["pairs_ci_high"] = [r.tukey_count_interval[1] for r in context.analysis.results]
+    return TableDraft(f"Tukey HSD: group pairs whose mean rewards differ at alpha = {settings.alpha:g}", frame,
+                      "Pairs CI: 95% percentile interval of the significant-pair count over a stratified bootstrap "
+                      f"(B = {settings.bootstrap}, seed {settings.seed}), widened to hold the observed count: how "
+                      "many pairs a rerun of this design would find.")
 
 
 def tukey_pairs(context: TableContext) -> TableDraft:
@@ -153,7 +176,7 @@ def table3_nmgd(context: TableContext) -> TableDraft:
 def table4_pearson(context: TableContext) -> TableDraft:
     analysis, reference = context.analysis, context.reference
     caption = f"Correlation of group means with the reference model ({reference or 'none'})"
-    columns = ["model", "pearson_r", "p_value"]
+    columns = ["model", "pearson_r", "ci_low", "ci_high", "p_value"]
     if reference is None:
         return TableDraft(caption, _frame([], columns), context.table4_note)
     by_model = _group_mean_vectors(analysis)
@@ -162,8 +185,10 @@ def table4_pearson(context: TableContext) -> TableDraft:
         if r.model == reference:
             continue
         correlation = crossmodel.pearson(r.group_means, by_model[reference])
-        rows.append({"model": r.model, "pearson_r": correlation.r, "p_value": correlation.p_value})
-    note = f"Pearson r between each model's {len(analysis.groups)} group means and those of {reference}."
+        rows.append({"model": r.model, "pearson_r": correlation.r, "ci_low": correlation.ci_low,
+                     "ci_high": correlation.ci_high, "p_value": correlation.p_value})
+    note = (f"Pearson r between each model's {len(analysis.groups)} group means and those of {reference}; 95% CI by "
+            f"Fisher's z on the {len(analysis.groups)} points (the group means' own noise is not in it).")
     if not rows:
         note += " No other model was analysed."
     return TableDraft(caption, _frame(rows, columns), note)
@@ -205,12 +230,15 @@ def truncation_note(analysis: Analysis) -> str:
 def table5_robust_anova(context: TableContext) -> TableDraft:
     return TableDraft(
         "Heteroscedasticity- and outlier-robust tests, and effect sizes",
-        _frame([{"model": r.model, "welch_f": r.welch.f_statistic, "welch_p": r.welch.p_value,
-                 "kruskal_h": r.kruskal.h_statistic, "kruskal_p": r.kruskal.p_value, "eta_sq": r.anova.eta_sq,
-                 "omega_sq": r.anova.omega_sq, "cohens_f": r.anova.cohens_f} for r in context.analysis.results],
-               ["model", "welch_f", "welch_p", "kruskal_h", "kruskal_p", "eta_sq", "omega_sq", "cohens_f"]),
+        _frame(_with_q(_with_q([{"model": r.model, "welch_f": r.welch.f_statistic, "welch_p": r.welch.p_value,
+                                 "kruskal_h": r.kruskal.h_statistic, "kruskal_p": r.kruskal.p_value,
+                                 "eta_sq": r.anova.eta_sq, "omega_sq": r.anova.omega_sq, "cohens_f": r.anova.cohens_f,
+                                 "note": r.note} for r in context.analysis.results], "welch_p", "welch_q"),
+                       "kruskal_p", "kruskal_q"),
+               ["model", "welch_f", "welch_p", "welch_q", "kruskal_h", "kruskal_p", "kruskal_q", "eta_sq", "omega_sq",
+                "cohens_f", "note"]),
         "Welch's ANOVA does not assume equal variances; Kruskal-Wallis compares ranks. "
-        "Cohen's f: 0.10 small, 0.25 medium, 0.40 large.")
+        "Cohen's f: 0.10 small, 0.25 medium, 0.40 large. " + Q_NOTE)
 
 
 def table6_games_howell(context: TableContext) -> TableDraft:
@@ -232,17 +260,25 @@ def table7_gap(context: TableContext) -> TableDraft:
                          "scale_free_gap": g.scale_free_gap, "gap_ci_low": g.gap_ci_low, "gap_ci_high": g.gap_ci_high,
                          "nmgd_percent": g.nmgd_percent, "nmgd_ci_low": g.nmgd_ci_low, "nmgd_ci_high": g.nmgd_ci_high,
                          "perm_p_value": g.perm_p_value, "null_max_gap": g.null_max_gap,
-                         "nmgd_unstable": g.nmgd_unstable})
+                         "nmgd_unstable": g.nmgd_unstable, "interval_family": g.interval_family,
+                         "note": g.note or r.note})
+    _with_q(gap_rows, "perm_p_value", "perm_q_value")
+    share = gaps_module.FAMILY_SHARE
     return TableDraft(
         "Largest group gap with uncertainty",
         _frame(gap_rows, ["model", "max_group", "min_group", "scale_free_gap", "gap_ci_low", "gap_ci_high",
-                          "nmgd_percent", "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "null_max_gap",
-                          "nmgd_unstable"]),
-        f"Scale-free gap = (max - min group mean) / pooled within-group SD. 95% bias-corrected percentile CIs from a "
-        f"stratified bootstrap (B = {settings.bootstrap}, seed {settings.seed}); the p-value is for the range of group means "
-        f"under {settings.permutations} label permutations, and the null max gap is the mean scale-free gap over "
-        "those permutations (what noise alone gives at these group sizes). NMGD unstable: the bootstrap CI of the "
-        "mean reward contains 0, so NMGD's size and sign are arbitrary.")
+                          "nmgd_percent", "nmgd_ci_low", "nmgd_ci_high", "perm_p_value", "perm_q_value",
+                          "null_max_gap", "nmgd_unstable", "interval_family", "note"]),
+        "Scale-free gap = (max - min group mean) / pooled within-group SD. 95% CIs from simultaneous pairwise "
+        f"intervals at {100 * (1 - share * 0.05):g}% (Games-Howell 1976; Tukey-Kramer where a group is constant): the "
+        "range lies between the largest distance of a pair's interval from 0 and the largest |bound|, which keeps "
+        "coverage when the groups are equal and always holds the estimate. Divided by the pooled SD's "
+        f"{100 * (1 - (1 - share) * 0.05):g}% kurtosis-adjusted interval (Bonett 2006), or for NMGD by the Welch t "
+        f"interval of the mean of group means at the same level (Bonferroni). The p-value is for the range of group "
+        f"means under {settings.permutations} label permutations (seed {settings.seed}), and the null max gap is "
+        "the mean scale-free gap over those permutations (what noise alone gives at these group sizes). "
+        "NMGD unstable: the interval of the mean reward contains 0, so NMGD's size and sign are arbitrary (its CI "
+        "is unbounded). " + Q_NOTE)
 
 
 def table8_length(context: TableContext) -> TableDraft:
@@ -291,3 +327,27 @@ def rank_vs_fairness_points(context: TableContext) -> TableDraft:
                     ["model", "rewardbench_rank", "nmgd_percent", "scale_free_gap"])
     points["rewardbench_rank"] = points["rewardbench_rank"].astype("Int64")
     return TableDraft("RewardBench rank and gap metrics per model", points)
+
+
+def power(context: TableContext) -> TableDraft:
+    """power.csv: per model, the omnibus ANOVA's smallest detectable Cohen's f at power 0.8 (the MDE), the observed
+    f, and the power to detect the paper's effect for that model."""
+    alpha = context.analysis.settings.alpha
+    rows = []
+    for r in context.analysis.results:
+        k = len(r.summaries)
+        n = sum(s.n for s in r.summaries)
+        paper_f = context.paper_effects.get(r.model, float("nan"))
+        rows.append({"model": r.model, "test": "anova", "n": n, "groups": k, "alpha": alpha,
+                     "mde_cohens_f": power_stats.anova_mde(n, k, alpha), "cohens_f": r.anova.cohens_f,
+                     "paper_cohens_f": paper_f, "power_at_paper_effect": power_stats.anova_power(paper_f, n, k, alpha),
+                     "note": r.note})
+    frame = _frame(rows, ["model", "test", "n", "groups", "alpha", "mde_cohens_f", "cohens_f", "paper_cohens_f",
+                          "power_at_paper_effect", "note"])
+    return TableDraft(
+        f"Power: the smallest between-group effect each run could detect (power {power_stats.TARGET_POWER:g}, "
+        f"alpha = {alpha:g})",
+        frame,
+        "One-way ANOVA F test; MDE = the Cohen's f detected with power 0.8 (noncentral F with lambda = f^2 N, as "
+        "statsmodels FTestAnovaPower). Paper's f from its Table 1 F and dfs: f = sqrt(F df1 / df2); power at it "
+        "= the chance this run's test finds an effect that large. Cohen's f: 0.10 small, 0.25 medium, 0.40 large.")

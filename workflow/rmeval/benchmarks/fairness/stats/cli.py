@@ -95,6 +95,15 @@ def _rank_overrides(text: str | dict[str, Any] | None) -> dict[str, int | None]:
     return ranks
 
 
+def _paper_effects() -> dict[str, float]:
+    """The paper's ANOVA effect per model (its published-values files, the catalogue's `published`)."""
+    from rmeval.benchmarks.fairness.catalogue import BENCHMARK
+    from rmeval.benchmarks.fairness.reproduction import paper_effects
+    from rmeval.run_outputs.context import REPOSITORY
+
+    return paper_effects([REPOSITORY / path for path in BENCHMARK.published])
+
+
 def main(argv: list[str]) -> int:
     args = cli_settings.parse_args(build_parser(), argv)
     _check_settings(args)
@@ -123,7 +132,8 @@ def main(argv: list[str]) -> int:
                                       seed=args.seed, reference_model=args.reference_model)
     result = analysis.analyse(scores, settings, ranks)
     footnote = provenance.footnote(scores, manifests, manifest_dir)
-    tables = analysis.build_tables(result, reference, table4_note, footnote)
+    paper_effects = {} if args.corpus else _paper_effects()
+    tables = analysis.build_tables(result, reference, table4_note, footnote, paper_effects)
     notes = [table4_note] if table4_note else []
     from rmeval.benchmarks.fairness.stats.judges import judge_models, labelled
 

@@ -14,6 +14,8 @@ import numpy as np
 class Correlation:
     r: float
     p_value: float
+    ci_low: float = float("nan")  # 95% Fisher z interval (needs >= 4 points)
+    ci_high: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,13 @@ def pearson(a: np.ndarray, b: np.ndarray) -> Correlation:
     from scipy import stats
 
     result = stats.pearsonr(a, b)
-    return Correlation(float(result.statistic), float(result.pvalue))
+    r = float(result.statistic)
+    if a.size < 4 or not np.isfinite(r):
+        return Correlation(r, float(result.pvalue))
+    if abs(r) == 1.0:  # Fisher's z is infinite: the interval is the point
+        return Correlation(r, float(result.pvalue), r, r)
+    interval = result.confidence_interval(confidence_level=0.95)
+    return Correlation(r, float(result.pvalue), float(interval.low), float(interval.high))
 
 
 def correlation_matrix(vectors: dict[str, np.ndarray], method: str) -> np.ndarray:

@@ -37,6 +37,8 @@ def ancova(model: str, rewards: np.ndarray, labels: np.ndarray, n_tokens: np.nda
     from scipy import stats
 
     log_length = np.log(n_tokens)
+    if np.ptp(rewards) == 0.0:
+        raise RmevalError(f"model {model}: every reward is equal; there is no length effect to estimate")
     if np.ptp(log_length) == 0.0:
         raise RmevalError(f"model {model}: every input has the same n_tokens; the length effect is not identifiable")
     n = rewards.size
@@ -52,7 +54,9 @@ def ancova(model: str, rewards: np.ndarray, labels: np.ndarray, n_tokens: np.nda
     _, rss_no_group = _rss(np.hstack([ones, log_length[:, None]]), rewards)
     _, rss_no_length = _rss(np.hstack([ones, dummies]), rewards)
     df_residual = n - full.shape[1]
-    mse = rss_full / df_residual
+    mse = rss_full / df_residual if df_residual > 0 else 0.0
+    if mse <= 0.0:
+        raise RmevalError(f"model {model}: group and length fit the rewards exactly (no residual variance)")
     group_f = ((rss_no_group - rss_full) / (k - 1)) / mse
     group_p = float(stats.f.sf(group_f, k - 1, df_residual))
     length_f = (rss_no_length - rss_full) / mse
@@ -72,5 +76,5 @@ def ancova(model: str, rewards: np.ndarray, labels: np.ndarray, n_tokens: np.nda
         adjusted_means=tuple(float(v) for v in adjusted),
         raw_gap=raw_gap,
         adjusted_gap=adjusted_gap,
-        gap_retained_percent=adjusted_gap / raw_gap * 100.0,
+        gap_retained_percent=adjusted_gap / raw_gap * 100.0 if raw_gap > 0.0 else float("nan"),
     )

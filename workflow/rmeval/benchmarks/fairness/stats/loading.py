@@ -99,16 +99,9 @@ def read_group_file(path: Path, model: str, group: str) -> GroupScores:
             f"{path}: reward is {rewards[row]} for id {ids.iloc[row]!r} (row {row}); model {model}, group {group} "
             f"has {int(bad.sum())} non-finite reward(s). Re-score or drop those rows."
         )
-    if rewards.size < 2:
-        raise RmevalError(
-            f"{path}: model {model}, group {group} has n={rewards.size} reward(s); every group needs n >= 2 "
-            "for a variance and a confidence interval"
-        )
-    if np.ptp(rewards) == 0.0:
-        raise RmevalError(
-            f"{path}: all {rewards.size} rewards of model {model}, group {group} equal {rewards[0]!r}; "
-            "the within-group variance is zero, so Welch's ANOVA and Games-Howell are undefined"
-        )
+    if rewards.size == 0:
+        raise RmevalError(f"{path}: model {model}, group {group} has no rewards (an empty score file)")
+    # A group of one or a constant group is legal: the statistics it leaves undefined say so (oneway.undefined_note)
     n_tokens = None
     if "n_tokens" in frame.columns:
         tokens = pd.to_numeric(frame["n_tokens"], errors="coerce").to_numpy(dtype=np.float64)

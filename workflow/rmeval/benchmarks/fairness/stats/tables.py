@@ -75,6 +75,26 @@ COLUMN_SPECS: dict[str, tuple[str, str, int, str | None]] = {
     "raw_mean": ("Raw mean", "fixed", 3, None),
     "adjusted_mean": ("Adjusted mean", "fixed", 3, None),
     "note": ("Note", "text", 0, None),
+    "q_value": ("q", "p", 0, "$q$"),
+    "pairs_ci_low": ("Pairs CI low", "int", 0, None),
+    "pairs_ci_high": ("Pairs CI high", "int", 0, None),
+    "welch_q": ("Welch q", "p", 0, "Welch $q$"),
+    "kruskal_q": ("Kruskal-Wallis q", "p", 0, "Kruskal-Wallis $q$"),
+    "perm_q_value": ("Permutation q", "p", 0, "Permutation $q$"),
+    "interval_family": ("CI family", "text", 0, None),
+    "test": ("Test", "text", 0, None),
+    "groups": ("Groups", "int", 0, None),
+    "alpha": ("alpha", "fixed", 3, r"$\alpha$"),
+    "mde_cohens_f": ("MDE (Cohen's f)", "fixed", 3, "MDE (Cohen's $f$)"),
+    "paper_cohens_f": ("Paper's Cohen's f", "fixed", 3, "Paper's Cohen's $f$"),
+    "power_at_paper_effect": ("Power at paper's f", "fixed", 3, "Power at paper's $f$"),
+    "scenario": ("Planted", "text", 0, None),
+    "planted_effect": ("Planted f", "fixed", 3, "Planted $f$"),
+    "planted_gap": ("Planted gap (SD)", "fixed", 3, None),
+    "replicates": ("Replicates", "int", 0, None),
+    "rejection_rate": ("Rejection rate", "fixed", 3, None),
+    "analytic_power": ("Analytic power", "fixed", 3, None),
+    "coverage": ("Gap CI coverage", "fixed", 3, None),
 }
 # Columns whose values are config group keys: shown in plain words (`computer_science` -> `computer science`).
 GROUP_COLUMNS = {"group", "group_a", "group_b", "max_group", "min_group"}
@@ -104,9 +124,15 @@ def column_for(key: str, frame: pd.DataFrame | None = None, extra: dict[str, Col
     return Column(key, key.replace("_", " "), kind, 3)
 
 
+def _has_text(values: pd.Series) -> bool:
+    """A `note` column with any text (an all-empty one is left out of .md and .tex; the CSV keeps it)."""
+    return bool(values.fillna("").astype(str).str.strip().ne("").any())
+
+
 def display_rows(table: Table) -> tuple[list[Column], list[dict[str, Any]]]:
     """Columns and rows as the Markdown and LaTeX versions show them."""
-    columns = [column_for(key, table.frame, table.extra_columns) for key in table.frame.columns]
+    keys = [key for key in table.frame.columns if key != "note" or _has_text(table.frame[key])]
+    columns = [column_for(key, table.frame, table.extra_columns) for key in keys]
     rows = []
     for record in table.frame.to_dict("records"):
         for key in GROUP_COLUMNS & set(record):
