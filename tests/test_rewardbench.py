@@ -222,7 +222,7 @@ def test_rewardmath_math_prm_accuracy_is_rewardbench_s_own_rule():
 
     assert rewardmath_metrics.pair_won is pair_won  # one code path for the math-prm figure
     pairs = [rewardmath_metrics.PairScores("a", 1.0, 1.0), rewardmath_metrics.PairScores("b", 2.0, 1.0)]
-    assert rewardmath_metrics.pairwise_accuracy(pairs, 0, 0)[1] == 50.0
+    assert rewardmath_metrics.pairwise_accuracy(pairs)[1] == 50.0
 
 
 # ----------------------------------------------------------------------------- lock
