@@ -192,6 +192,16 @@ def test_v2_rows_score_a_direct_judge_with_ties_by_1_over_k():
     parts = [rows[s]["score"] for s in ("Factuality", "Precise IF", "Math", "Safety", "Focus", "Ties")]
     assert rows["Overall"]["score"] == pytest.approx(sum(parts) / 6)
     assert list(rows)[:6] == ["Factuality", "Precise IF", "Math", "Safety", "Focus", "Ties"]
+    # Best-of-N subsets: Wilson intervals of the mean result in [0, 1] (statsmodels, on the count it implies),
+    # never the zero-width interval of a bootstrap at 0 or 100 %; Ties and Overall keep their bootstrap.
+    from statsmodels.stats.proportion import proportion_confint
+
+    for subset in ("Factuality", "Precise IF", "Math", "Safety", "Focus"):
+        row = rows[subset]
+        low, high = proportion_confint(row["score"] / 100 * row["n"], row["n"], alpha=0.05, method="wilson")
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((100 * low, 100 * high), rel=1e-9, abs=1e-9)
+        assert row["ci_low"] <= row["score"] <= row["ci_high"] and row["ci_high"] > row["ci_low"]
+    assert rows["Ties"]["ci_low"] <= rows["Ties"]["score"] <= rows["Ties"]["ci_high"]
 
 
 def test_v1_rows_count_the_equal_pair_as_a_loss():
@@ -222,7 +232,7 @@ def test_rewardmath_math_prm_accuracy_is_rewardbench_s_own_rule():
 
     assert rewardmath_metrics.pair_won is pair_won  # one code path for the math-prm figure
     pairs = [rewardmath_metrics.PairScores("a", 1.0, 1.0), rewardmath_metrics.PairScores("b", 2.0, 1.0)]
-    assert rewardmath_metrics.pairwise_accuracy(pairs, 0, 0)[1] == 50.0
+    assert rewardmath_metrics.pairwise_accuracy(pairs)[1] == 50.0
 
 
 # ----------------------------------------------------------------------------- lock

@@ -11,7 +11,6 @@ from rmeval.benchmarks.rewardmath.aggregation import STEP_AGGREGATIONS, aggregat
 from rmeval.benchmarks.rewardmath.metrics import (
     PairScores,
     ProblemScores,
-    bootstrap_means,
     pairwise_accuracy,
     problem_outcome,
     summarize,
@@ -59,22 +58,32 @@ def test_non_finite_scores_name_the_problem(bad):
 
 def test_summary_percentages_and_n():
     problems = [_problem(2, [1, 1]), _problem(1, [1, 0]), _problem(0, [1, 2])]
-    summary = summarize(problems, n_bootstrap=0, seed=0)
+    summary = summarize(problems)
     assert summary.n == 3
     assert summary.accuracy == pytest.approx(100 / 3)
     assert summary.mrr == pytest.approx(100 * (1 + 1 / 2 + 1 / 3) / 3)
-    assert all(math.isnan(value) for value in summary.accuracy_ci)
+    assert summary.accuracy_ci[0] < summary.accuracy < summary.accuracy_ci[1]
+    assert summary.mrr_ci[0] < summary.mrr < summary.mrr_ci[1]
 
 
-def test_bootstrap_is_seeded_and_brackets_the_mean():
-    correct = [100.0] * 30 + [0.0] * 70
-    first = bootstrap_means([correct], 2000, seed=3)[0]
-    assert first == bootstrap_means([correct], 2000, seed=3)[0]
-    assert first != bootstrap_means([correct], 2000, seed=4)[0]
-    low, high = first
-    assert low < 30 < high
-    # Normal approximation of a binomial proportion: half-width ~ 1.96 * sqrt(.3 * .7 / 100) = 9 points.
-    assert (high - low) / 2 == pytest.approx(1.96 * math.sqrt(0.3 * 0.7 / 100) * 100, abs=1.5)
+def test_intervals_are_wilson_on_the_bounded_scale():
+    from statsmodels.stats.proportion import proportion_confint
+
+    # 2 of 3 problems ranked first, one last of three solutions: accuracy 2/3; per-problem MRR in [1/3, 1].
+    problems = [_problem(2, [1, 1]), _problem(3, [1, 0]), _problem(0, [1, 2])]
+    summary = summarize(problems)
+    low, high = proportion_confint(2, 3, alpha=0.05, method="wilson")
+    assert summary.accuracy_ci == pytest.approx((100 * low, 100 * high), rel=1e-9)
+    rescaled = (summary.mrr / 100 - 1 / 3) / (2 / 3)  # (7/9 - 1/3) / (2/3) = 2/3
+    low, high = proportion_confint(rescaled * 3, 3, alpha=0.05, method="wilson")
+    assert summary.mrr_ci == pytest.approx((100 * (1 / 3 + 2 / 3 * low), 100 * (1 / 3 + 2 / 3 * high)), rel=1e-9)
+
+
+def test_all_solved_gives_a_one_sided_interval_not_a_point():
+    summary = summarize([_problem(1, [0, 0])] * 100)
+    assert summary.accuracy_ci[1] == 100.0 and summary.accuracy_ci[0] < 97  # Wilson: 96.30
+    n, accuracy, (low, high) = pairwise_accuracy([PairScores(str(i), 0.0, 1.0) for i in range(100)])
+    assert (accuracy, low) == (0.0, 0.0) and high > 3
 
 
 def test_step_list_of_length_one_gives_the_step_for_every_aggregation():
@@ -105,7 +114,7 @@ def test_geometric_mean_of_negative_product_is_an_error():
 
 def test_rewardbench_pairwise_accuracy_counts_ties_as_failures():
     pairs = [PairScores("a", 1.0, 0.0), PairScores("b", 0.0, 0.0), PairScores("c", -1.0, 2.0), PairScores("d", 3, 1)]
-    n, accuracy, _ = pairwise_accuracy(pairs, n_bootstrap=10, seed=0)
+    n, accuracy, _ = pairwise_accuracy(pairs)
     assert (n, accuracy) == (4, 50.0)
 
 
@@ -157,7 +166,7 @@ def test_official_files_match_the_official_definitions(shared_data, stem, aggreg
     if expected is not None:
         assert official == expected
     setup = next(s for s in read_rewardmath_file(path) if s.aggregation == aggregation)
-    summary = summarize(setup.problems, n_bootstrap=0, seed=0)
+    summary = summarize(setup.problems)
     assert summary.n == len(rows)
     assert (round(summary.accuracy, 2), round(summary.mrr, 2)) == official
 
@@ -169,7 +178,7 @@ def test_every_shared_official_file_and_aggregation(shared_data):
     for path in files:
         rows = json.loads(path.read_text())
         for setup in read_rewardmath_file(path):
-            summary = summarize(setup.problems, n_bootstrap=0, seed=0)
+            summary = summarize(setup.problems)
             official = _official_metrics(rows, setup.aggregation)
             assert (round(summary.accuracy, 2), round(summary.mrr, 2)) == official, (path.stem, setup.aggregation)
             checked += 1

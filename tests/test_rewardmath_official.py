@@ -126,7 +126,7 @@ def test_pairwise_null_verdict_is_a_counted_loss(tmp_path):
     assert setup.aggregation == "pairwise" and setup.n_missing_verdicts == 1
     from rmeval.benchmarks.rewardmath.metrics import summarize
 
-    summary = summarize(setup.problems, n_bootstrap=0, seed=0)
+    summary = summarize(setup.problems)
     assert summary.accuracy == 50.0
     assert summary.mrr == pytest.approx(100 * (1 + 1 / 3) / 2)  # second row: two losses -> rank 3
 

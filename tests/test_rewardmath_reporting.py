@@ -211,7 +211,7 @@ def test_figure_labels_never_overlap(which, request):
     plt.close(figure)
 
 
-def test_mrr_panel_has_the_bootstrap_error_bars(official_only):
+def test_mrr_panel_has_the_ci_error_bars(official_only):
     import matplotlib.pyplot as plt
 
     points = read_points(official_only / "rewardmath_vs_rewardbench.csv")

@@ -26,6 +26,7 @@ from rmeval.benchmarks.rewardbench.scoring import (
     v2_overall,
 )
 from rmeval.errors import RmevalError
+from rmeval.intervals import bounded_mean_interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -126,8 +127,13 @@ def v1_rows(scored: Scored) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
 def v2_rows(scored: Scored, n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
-    """Subset rows (score in %, n prompts, 95 % percentile bootstrap interval) and an Overall row (the mean of the
-    six subsets; its interval resamples every subset's prompts in the same replicate)."""
+    """Subset rows (score in %, n prompts, 95 % interval) and an Overall row (the mean of the six subsets).
+
+    A best-of-N subset's score is the mean of per-prompt results in [0, 1] (1/k for a k-way tie at the top): its
+    interval is the Wilson score interval (`rmeval.intervals`; conservative for non-binary results), which a
+    percentile bootstrap is not: that collapsed to zero width when every prompt was won (or none) and covered 62 %
+    at 0.99 on 100 items (issue 33). Ties (a weighted score) and Overall keep percentile bootstrap intervals; the
+    Overall replicate resamples every subset's prompts in the same replicate."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -144,8 +150,9 @@ def v2_rows(scored: Scored, n_bootstrap: int, seed: int) -> list[dict[str, Any]]
             results = np.array([rule(values, f"{scored.model}: {row_id}") for row_id, values, _ in rows])
             scores[subset] = float(results.mean())
             replicates[subset] = [float(results[rng.integers(0, len(results), len(results))].mean())
-                                  for _ in range(n_bootstrap)]
-        low, high = _ci(replicates[subset])
+                                  for _ in range(n_bootstrap)]  # for Overall's interval
+        low, high = (_ci(replicates[subset]) if subset == TIES
+                     else bounded_mean_interval(results.tolist(), 0.0, 1.0))
         out.append({"model": scored.model, "mode": scored.mode, "subset": subset, "score": 100 * scores[subset],
                     "n": len(rows), "ci_low": 100 * low, "ci_high": 100 * high})
     overall = v2_overall(scores)

@@ -53,7 +53,7 @@ BENCHMARK = Benchmark(
     outputs=(
         _table("metrics", "rewardmath_metrics", "rewardmath_metrics.rst", "RewardMATH accuracy and MRR",
                "metrics_table", TABLE_FORMATS),
-        _table("metrics_ci", "rewardmath_metrics_ci", "rewardmath_metrics_ci.rst", "RewardMATH with bootstrap CIs",
+        _table("metrics_ci", "rewardmath_metrics_ci", "rewardmath_metrics_ci.rst", "RewardMATH with Wilson CIs",
                "metrics_ci_table"),
         _table("breakdown", "rewardmath_breakdown", "rewardmath_breakdown.rst", "RewardMATH by subject and level",
                "breakdown_table"),

@@ -15,7 +15,7 @@ model = display name, setup = file stem or model name; Markdown / LaTeX: human h
 fewer problems than the full benchmark):
 - rewardmath_metrics.csv (model, setup, source, kind, aggregation, n, full_set, accuracy, mrr; percent,
   2 decimals) + .md + .tex;
-- rewardmath_metrics_ci.csv: the same with bootstrap 95% CIs and the number of missing judge verdicts;
+- rewardmath_metrics_ci.csv: the same with 95% Wilson CIs and the number of missing judge verdicts;
 - rewardmath_breakdown.csv: accuracy / MRR (with CIs) by MATH subject and by level;
 - rewardbench_math_prm_accuracy.csv (+ .md, .tex): one-to-one accuracy (with CI) per setup and aggregation;
 - rewardmath_vs_rewardbench.csv (+ .md, .tex): each RewardMATH row next to its model's RewardBench accuracy;
@@ -144,18 +144,19 @@ def _identity(setup: str, source: str, aggregation: str, names: dict[str, str], 
             "kind": kind, "aggregation": aggregation}
 
 
-def metric_rows(collected: Collected, n_bootstrap: int, seed: int, names: dict[str, str]) -> list[dict[str, Any]]:
+def metric_rows(collected: Collected, seed: int, names: dict[str, str]) -> list[dict[str, Any]]:
     from rmeval.benchmarks.rewardmath.baselines import RANDOM
 
     rows = []
     for item in collected.setups:
-        summary = summarize(item.setup.problems, n_bootstrap, seed)
+        summary = summarize(item.setup.problems)
         rows.append({
             **_identity(item.setup.setup, item.source, item.setup.aggregation, names, item.setup.mode), "n": summary.n,
             "full_set": summary.n >= REWARDMATH_PROBLEMS,
             "accuracy": percent2(summary.accuracy), "mrr": percent2(summary.mrr),
             **_ci_fields("accuracy", summary.accuracy_ci), **_ci_fields("mrr", summary.mrr_ci),
-            "n_missing_verdicts": item.setup.n_missing_verdicts, "position_agreement": item.setup.position_agreement, "n_bootstrap": n_bootstrap, "seed": seed,
+            "n_missing_verdicts": item.setup.n_missing_verdicts, "position_agreement": item.setup.position_agreement,
+            "n_bootstrap": 0, "seed": seed,  # Wilson intervals: no resampling
         })
     random = collected.random_rewardmath
     if random is not None:
@@ -170,7 +171,7 @@ def metric_rows(collected: Collected, n_bootstrap: int, seed: int, names: dict[s
     return rows
 
 
-def breakdown_rows(setups: list[Sourced], n_bootstrap: int, seed: int, names: dict[str, str]) -> list[dict[str, Any]]:
+def breakdown_rows(setups: list[Sourced], names: dict[str, str]) -> list[dict[str, Any]]:
     rows = []
     for item in setups:
         for by in ("subject", "level"):
@@ -180,7 +181,7 @@ def breakdown_rows(setups: list[Sourced], n_bootstrap: int, seed: int, names: di
                 if value is not None and value != "":
                     groups.setdefault(value, []).append(problem)
             for value in sorted(groups, key=str):
-                summary = summarize(groups[value], n_bootstrap, seed)
+                summary = summarize(groups[value])
                 rows.append({
                     "model": display_name(item.setup.setup, item.source, names), "setup": item.setup.setup,
                     "aggregation": item.setup.aggregation, "by": by, "value": value,
@@ -190,12 +191,12 @@ def breakdown_rows(setups: list[Sourced], n_bootstrap: int, seed: int, names: di
     return rows
 
 
-def rewardbench_rows(collected: Collected, n_bootstrap: int, seed: int, names: dict[str, str]) -> list[dict[str, Any]]:
+def rewardbench_rows(collected: Collected, names: dict[str, str]) -> list[dict[str, Any]]:
     from rmeval.benchmarks.rewardmath.baselines import RANDOM
 
     rows = []
     for item in collected.pairs:
-        n, accuracy, ci = pairwise_accuracy(item.setup.pairs, n_bootstrap, seed)
+        n, accuracy, ci = pairwise_accuracy(item.setup.pairs)
         rows.append({**_identity(item.setup.setup, item.source, item.setup.aggregation, names), "n": n,
                      "full_set": n >= REWARDBENCH_MATH_PRM_PAIRS, "accuracy": percent2(accuracy),
                      **_ci_fields("accuracy", ci)})
@@ -239,12 +240,12 @@ def side_by_side(metrics: list[dict[str, Any]], rewardbench: list[dict[str, Any]
     return rows
 
 
-def write_all(collected: Collected, out: Path, n_bootstrap: int, seed: int, names: dict[str, str],
+def write_all(collected: Collected, out: Path, seed: int, names: dict[str, str],
               prm_aggregation: str) -> MetricTables:
     """Every table the catalogue gives rule rewardmath_metrics, each written by the builder it names."""
-    metrics = metric_rows(collected, n_bootstrap, seed, names)
-    rewardbench = rewardbench_rows(collected, n_bootstrap, seed, names)
-    tables = MetricTables(metrics, rewardbench, breakdown_rows(collected.setups, n_bootstrap, seed, names),
+    metrics = metric_rows(collected, seed, names)
+    rewardbench = rewardbench_rows(collected, names)
+    tables = MetricTables(metrics, rewardbench, breakdown_rows(collected.setups, names),
                           side_by_side(metrics, rewardbench), prm_aggregation)
     for output in BENCHMARK.of_rule(METRICS_RULE):
         output.build()(tables, out, output.stem)
@@ -272,9 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: %(default)s)")
     parser.add_argument("--out", required=True, help="output folder for the tables")
     parser.add_argument("--bootstrap", type=int, default=schema_default("stats.bootstrap"),
-                        help="bootstrap resamples for the CIs (0: none; default: %(default)s)")
+                        help="the run's stats.bootstrap; unused here: the CIs are Wilson intervals (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=schema_default("stats.seed"),
-                        help="bootstrap seed (default: %(default)s)")
+                        help="the run's stats.seed, recorded in the CI table (default: %(default)s)")
     cli_settings.add_settings_argument(parser)
     return parser
 
@@ -286,7 +287,7 @@ def main(argv: list[str]) -> int:
     collected = collect(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tables = write_all(collected, out, args.bootstrap, args.seed, registry_names(args.registry), args.prm_aggregation)
+    tables = write_all(collected, out, args.seed, registry_names(args.registry), args.prm_aggregation)
     print(f"rewardmath-metrics: {len(tables.metrics)} RewardMATH rows, {len(tables.rewardbench)} RewardBench rows"
           f" -> {out}")
     return 0

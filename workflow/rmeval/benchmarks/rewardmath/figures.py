@@ -3,7 +3,7 @@
 The paper's point (Kim et al. 2024, Fig. 1): a model's one-to-one RewardBench math accuracy does not predict
 its one-to-many RewardMATH accuracy. Each point is a model; PRMs are shown under one step aggregation
 (--prm-aggregation, default prod); the reward-free baselines (fewest steps, ...) are grey crosses. Error bars
-on both axes of both panels are the bootstrap 95% CIs of rmeval rewardmath-metrics (the random baseline is an
+on both axes of both panels are the 95% Wilson CIs of rmeval rewardmath-metrics (the random baseline is an
 expected value and has none). Runs on fewer problems than the full benchmarks are hollow, marked with a dagger
 and left out of the rank correlations in the panel titles (which give the number of models used).
 
@@ -151,7 +151,7 @@ def build_figure(points: Sequence[Point], prm_aggregation: str):
         figure.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=min(6, len(handles)),
                       fontsize=8, frameon=False)
     figure.suptitle("One-to-one RewardBench math accuracy vs one-to-many RewardMATH "
-                    f"(error bars: 95% bootstrap CIs; {DAGGER} partial run, not in the correlation)", fontsize=10)
+                    f"(error bars: 95% Wilson CIs; {DAGGER} partial run, not in the correlation)", fontsize=10)
     figure.canvas.draw()  # settle the constrained layout, then freeze it so label boxes stay where measured
     figure.set_layout_engine("none")
     renderer = figure.canvas.get_renderer()

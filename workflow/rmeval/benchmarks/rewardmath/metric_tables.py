@@ -24,6 +24,9 @@ from rmeval.benchmarks.rewardmath.tables import (
 
 Row = dict[str, Any]
 
+WILSON_NOTE = ("CIs: Wilson score intervals (Wilson 1927) of the share of pairs won; a bootstrap collapses to zero "
+               "width at 0 or 100%.")
+
 METRIC_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy", "mrr"]
 METRIC_BRIEF = ["model", "source", "kind", "aggregation", "n", "accuracy", "mrr"]
 CI_COLUMNS = ["model", "setup", "aggregation", "source", "kind", "n", "full_set", "accuracy", "accuracy_ci_low",
@@ -140,7 +143,7 @@ def metrics_table(tables: MetricTables, out_dir: Path, stem: str) -> None:
 
 
 def metrics_ci_table(tables: MetricTables, out_dir: Path, stem: str) -> None:
-    """rewardmath_metrics_ci.csv: the same rows with bootstrap CIs and missing judge verdicts."""
+    """rewardmath_metrics_ci.csv: the same rows with 95% Wilson CIs and missing judge verdicts."""
     _write_csv(tables.metrics, CI_COLUMNS, out_dir, stem)
 
 
@@ -156,7 +159,7 @@ def rewardbench_table(tables: MetricTables, out_dir: Path, stem: str) -> None:
     layout = Shown(["model", "setup", *REWARDBENCH_BRIEF[1:]], REWARDBENCH_BRIEF,
                    style={"headers": PAIR_HEADERS, "right": ("accuracy_ci",)})
     _write_shown(display_rows(tables.rewardbench, FULL), layout, out_dir, stem,
-                 "RewardBench math-prm one-to-one accuracy (%) with 95% bootstrap CIs", notes)
+                 "RewardBench math-prm one-to-one accuracy (%) with 95% Wilson CIs", [*notes, WILSON_NOTE])
 
 
 def side_by_side_table(tables: MetricTables, out_dir: Path, stem: str) -> None:

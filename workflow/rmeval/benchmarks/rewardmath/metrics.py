@@ -1,10 +1,15 @@
-"""RewardMATH's one-to-many metrics and RewardBench's one-to-one accuracy, with bootstrap CIs.
+"""RewardMATH's one-to-many metrics and RewardBench's one-to-one accuracy, with 95 % Wilson CIs.
 
 Definitions (Kim et al. 2024; the official `RewardMATHEvaluation`):
 - accuracy: the chosen solution scores strictly above every rejected one; a tie is a failure;
 - MRR: 1 / rank of the chosen solution, where every rejected solution scoring at least as high ranks
   above it (ties are ranked against the chosen one), so all-equal scores give 1 / (k + 1).
 Each problem (each row as given; duplicated problems count twice, as in the official files) weighs the same.
+
+Intervals: accuracy is a mean of 0/1 outcomes and a problem's reciprocal rank lies in [1 / (k + 1), 1] for k
+rejected solutions, so both are means of bounded items: `rmeval.intervals.bounded_mean_interval` (the Wilson score
+interval; conservative for the non-binary MRR). A percentile bootstrap over problems collapsed to zero width when
+every problem was solved (or none) and covered 62 % at a true accuracy of 0.99 on 100 problems (issue 33).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass
 
 from rmeval.benchmarks.rewardbench.scoring import pair_won
 from rmeval.errors import RmevalError
+from rmeval.intervals import bounded_mean_interval
 
 
 @dataclass(frozen=True)
@@ -71,40 +77,20 @@ class MetricSummary:
     mrr_ci: tuple[float, float]
 
 
-def bootstrap_means(values: Sequence[Sequence[float]], n_bootstrap: int, seed: int,
-                    level: float = 0.95) -> list[tuple[float, float]]:
-    """Percentile CIs of the means of several per-problem vectors, resampling problems jointly."""
-    import numpy as np
-
-    matrix = np.asarray(values, dtype=float)  # (n_metrics, n_problems)
-    n = matrix.shape[1]
-    if n == 0 or n_bootstrap <= 0:
-        return [(math.nan, math.nan)] * matrix.shape[0]
-    rng = np.random.default_rng(seed)
-    means = np.empty((matrix.shape[0], n_bootstrap))
-    chunk = max(1, 2_000_000 // n)  # bound memory: resample at most ~2M indices at a time
-    for start in range(0, n_bootstrap, chunk):
-        stop = min(n_bootstrap, start + chunk)
-        indices = rng.integers(0, n, size=(stop - start, n))
-        means[:, start:stop] = matrix[:, indices].mean(axis=2)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail], axis=1)
-    return [(float(lo), float(hi)) for lo, hi in zip(low, high, strict=True)]
-
-
-def summarize(problems: Sequence[ProblemScores], n_bootstrap: int, seed: int) -> MetricSummary:
+def summarize(problems: Sequence[ProblemScores]) -> MetricSummary:
+    """Accuracy and MRR in percent, with their 95 % Wilson intervals (module docstring)."""
     outcomes = [problem_outcome(problem) for problem in problems]
     if not outcomes:
         raise RmevalError("no problems to evaluate")
     correct = [100.0 * outcome.correct for outcome in outcomes]
     reciprocal = [100.0 * outcome.reciprocal_rank for outcome in outcomes]
-    accuracy_ci, mrr_ci = bootstrap_means([correct, reciprocal], n_bootstrap, seed)
+    lowest_rank = 100.0 / (1 + max(len(problem.rejected) for problem in problems))
     return MetricSummary(
         n=len(outcomes),
         accuracy=sum(correct) / len(correct),
         mrr=sum(reciprocal) / len(reciprocal),
-        accuracy_ci=accuracy_ci,
-        mrr_ci=mrr_ci,
+        accuracy_ci=bounded_mean_interval(correct, 0.0, 100.0),
+        mrr_ci=bounded_mean_interval(reciprocal, lowest_rank, 100.0),
     )
 
 
@@ -115,9 +101,8 @@ class PairScores:
     rejected: float
 
 
-def pairwise_accuracy(pairs: Sequence[PairScores], n_bootstrap: int,
-                      seed: int) -> tuple[int, float, tuple[float, float]]:
-    """RewardBench's one-to-one accuracy (chosen strictly above rejected), percent, with its bootstrap CI."""
+def pairwise_accuracy(pairs: Sequence[PairScores]) -> tuple[int, float, tuple[float, float]]:
+    """RewardBench's one-to-one accuracy (chosen strictly above rejected), percent, with its 95 % Wilson CI."""
     if not pairs:
         raise RmevalError("no pairs to evaluate")
     wins = []
@@ -125,5 +110,4 @@ def pairwise_accuracy(pairs: Sequence[PairScores], n_bootstrap: int,
         chosen = check_finite(pair.chosen, f"{pair.key}: chosen")
         rejected = check_finite(pair.rejected, f"{pair.key}: rejected")
         wins.append(100.0 * pair_won(chosen, rejected))  # RewardBench's own rule: one code path for math-prm
-    (ci,) = bootstrap_means([wins], n_bootstrap, seed)
-    return len(wins), sum(wins) / len(wins), ci
+    return len(wins), sum(wins) / len(wins), bounded_mean_interval(wins, 0.0, 100.0)
