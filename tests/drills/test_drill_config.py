@@ -33,6 +33,7 @@ INLINE_MODEL = {"name": "tiny-inline", "path": "/models/tiny", "adapter": "seque
 def complete_config() -> dict[str, Any]:
     """A valid config that sets every section, so that each key can be broken on its own."""
     return {
+        "fairness": {"enabled": None},  # on because groups is present; left out, groups turns it off
         "groups": copy.deepcopy(PAPER_GROUPS),
         "arxiv": {"source": "snapshot", "snapshot": "inputs/snapshot.json.gz", "papers_per_group": 30, "seed": 0,
                   "allow_fewer": False, "candidate_factor": 2.0, "date_from": "2020-01-01", "date_to": "2024-12-31",
@@ -44,7 +45,7 @@ def complete_config() -> dict[str, Any]:
         "models": ["Skywork-Reward-V2-Qwen3-0.6B", copy.deepcopy(INLINE_MODEL)],
         "reference_model": None,
         "scoring": {"threads": 1, "token_budget": 2048, "max_batch_rows": 8, "checkpoint_every": 10},
-        "stats": {"alpha": 0.05, "bootstrap": 200, "permutations": 200, "seed": 0},
+        "stats": {"alpha": 0.05, "bootstrap": 200, "permutations": 200, "seed": 0, "calibration": {"replicates": 50}},
         "figures": {"dpi": 100},
         "rewardmath": {"enabled": False, "source": "local", "path": "rm.jsonl", "split": None, "revision": None,
                        "rewardbench_source": "none", "rewardbench_path": "rb.jsonl", "rewardbench_split": "filtered",
