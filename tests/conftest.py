@@ -141,8 +141,9 @@ def xdist_group_of(item: pytest.Item) -> str:
 # it starts Snakemake (a scenario run, a dry run, a lint, a toy workflow, the fork server), so a new module is
 # marked without anyone remembering to. Its other tests leave the fast tier with it: the tier stays a subset.
 WORKFLOW_CALLS = ("run_snakemake", "run_scenario", "e2e_run", "both_branches_run", '"snakemake"', "snakemake_forkserver")
-# Unit tests that are slow all the same: the cold TorchInductor compile (about 45 s).
-SLOW_TESTS = ("tests/test_scoring_engine.py::test_compiled_model_gives_the_eager_rewards",)
+# Unit tests that are slow all the same carry `@pytest.mark.slow(reason=...)` (a fresh interpreter, a process killed
+# and resumed, a real wait on the clock, a cold compile): they leave the fast tier with the workflow tests, and the
+# README's command still runs them (CONTRIBUTING, "Tests").
 
 
 def _starts_workflows(path: Path, cache: dict[Path, bool] = {}) -> bool:  # noqa: B006 - a per-session cache
@@ -162,5 +163,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: _start_rank(groups[item.nodeid]))  # stable: file order within a group
     for item in items:
         item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
-        if _starts_workflows(Path(str(item.fspath))) or item.nodeid.split("[")[0] in SLOW_TESTS:
+        if _starts_workflows(Path(str(item.fspath))) or item.get_closest_marker("slow") is not None:
             item.add_marker(pytest.mark.workflow)

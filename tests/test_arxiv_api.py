@@ -209,6 +209,7 @@ def test_persistent_failure_and_refused_query_are_clear_errors(pages_2026, tmp_p
             )
 
 
+@pytest.mark.slow(reason="a real fetch process, SIGKILLed between pages and resumed")
 def test_resume_after_the_process_is_killed_between_pages(pages_2026, tmp_path):
     cache = tmp_path / "cache"
     with ReplayServer(pages_2026) as server:
@@ -255,6 +256,7 @@ def test_resume_after_the_process_is_killed_between_pages(pages_2026, tmp_path):
     assert summary["counts"]["records_read"] == 50
 
 
+@pytest.mark.slow(reason="real waits: the spacing between requests is the thing checked")
 def test_configured_spacing_is_honoured_across_parallel_jobs(pages_2026, tmp_path):
     with ReplayServer(pages_2026) as server:
         threads = [
@@ -275,6 +277,7 @@ def test_configured_spacing_is_honoured_across_parallel_jobs(pages_2026, tmp_pat
     assert min(gaps) >= 0.39, gaps
 
 
+@pytest.mark.slow(reason="real waits: arXiv's 3 s between requests, checked on the clock")
 def test_default_spacing_is_three_seconds(pages_2026, tmp_path):
     defaults = ApiSettings()
     assert defaults.delay_seconds == 3.0

@@ -129,6 +129,7 @@ def test_ignore_patterns_skip_duplicate_weights_only_when_safetensors_exist() ->
     assert "original/*" in ignore_patterns(["config.json", "pytorch_model.bin"])
 
 
+@pytest.mark.slow(reason="a fresh interpreter: HF_HUB_OFFLINE is read when huggingface_hub is imported")
 def test_download_then_load_offline(fake_hub: FakeHub, tmp_path: Path) -> None:
     hf_home = tmp_path / "hf"
     spec = ModelSpec(name="tiny", path=REPO_ID, revision=None, resources=ModelResources(gpu=0))

@@ -184,6 +184,7 @@ def png_size(path: Path) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
+@pytest.mark.slow(reason="a fresh interpreter, to see that drawing never imports torch")
 def test_cli_writes_every_figure_as_png_and_pdf_and_never_imports_torch(tables: Path, tmp_path: Path) -> None:
     """`rmeval fairness-figures` in a fresh interpreter: its module imports nothing heavy at load, the command
     never imports torch and draws with Agg; then every figure is checked here."""
@@ -463,5 +464,12 @@ def test_bad_tables_fail_with_a_message_naming_file_and_row(
 
 
 def test_missing_table_names_the_file(tmp_path: Path) -> None:
-    with pytest.raises(RmevalError, match=r"group_means\.csv: table not found"):
+    with pytest.raises(RmevalError, match=r"group_means\.csv: table not found \(run `rmeval fairness-stats` first"):
         draw_figures(table_paths(tmp_path, TABLE_KEYS), tmp_path / "out", ["fig2_group_means"], dpi=60)
+
+
+def test_missing_calibration_table_names_the_command_that_writes_it(tables: Path, tmp_path: Path) -> None:
+    """calibration.csv comes from `rmeval fairness-calibrate`, not `fairness-stats` (issue 39)."""
+    paths = {**table_paths(tables, TABLE_KEYS), "calibration": tmp_path / "calibration.csv"}
+    with pytest.raises(RmevalError, match=r"calibration\.csv: table not found \(run `rmeval fairness-calibrate` first"):
+        draw_figures(paths, tmp_path / "out", ["fig_calibration"], dpi=60)

@@ -94,3 +94,37 @@ def test_coverage_of_best_of_four_with_ties(p):
     rng = np.random.default_rng(11)
     coverage = _coverage(lambda r, size: r.choice(values, size=size, p=probabilities), truth, 0.0, 1.0, rng)
     assert coverage >= 0.93
+
+
+def test_the_confidence_level_has_one_home() -> None:
+    """Issue 39: `level=0.95` / `confidence=0.95` stood in ten signatures. Every interval's level now comes from
+    rmeval.intervals.CONFIDENCE: no parameter named for a level defaults to a number, no call passes one as
+    `confidence_level=`, and no percentile interval is written as [2.5, 97.5]."""
+    import ast
+    from pathlib import Path
+
+    from rmeval.intervals import CONFIDENCE, percentile_bounds
+
+    assert CONFIDENCE == 0.95 and percentile_bounds() == pytest.approx((2.5, 97.5))
+    level_names = {"confidence", "level", "confidence_level"}
+
+    def is_level(value: ast.expr | None) -> bool:  # a number in (0, 1): not RewardMATH's `level` (MATH's 1-5)
+        return isinstance(value, ast.Constant) and isinstance(value.value, float) and 0.0 < value.value < 1.0
+
+    found = []
+    for path in (Path(__file__).resolve().parents[1] / "workflow" / "rmeval").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+                positional = names[len(names) - len(node.args.defaults):]  # the defaults belong to the last ones
+                defaults = dict(zip(positional, node.args.defaults, strict=True))
+                defaults.update({a.arg: d for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True) if d})
+                found += [where for name, default in defaults.items()
+                          if name in level_names and is_level(default)]
+            elif isinstance(node, ast.Call):
+                found += [where for keyword in node.keywords
+                          if keyword.arg in level_names and is_level(keyword.value)]
+            elif isinstance(node, ast.List) and [getattr(e, "value", None) for e in node.elts] == [2.5, 97.5]:
+                found.append(where)
+    assert not found, f"a confidence level written out instead of rmeval.intervals.CONFIDENCE: {found}"

@@ -66,7 +66,7 @@ def test_snakemake_with_a_direct_and_a_pairwise_judge(both_branches_run: JudgedR
     assert sorted(p.name for p in official.glob("*.json")) == ["judge-direct.json", "judge-pairwise.json"]
     out = tmp_path / "readback"
     assert subprocess.run([sys.executable, "-m", "rmeval", "rewardmath-metrics", "--official", str(official),
-                           "--out", str(out), "--bootstrap", "0"], check=False).returncode == 0
+                           "--out", str(out)], check=False).returncode == 0
     readback = {r["setup"]: r for r in _csv(out / "rewardmath_metrics.csv")}
     assert (readback["judge-pairwise"]["accuracy"], readback["judge-pairwise"]["mrr"]) == (
         metrics["judge-pairwise", "pairwise"]["accuracy"], metrics["judge-pairwise", "pairwise"]["mrr"])

@@ -28,6 +28,7 @@ def _fake_hub_cache(root: Path, model_dir: Path, repo: str = "rmeval-test/tiny-r
     return root
 
 
+@pytest.mark.slow(reason="a fresh interpreter: HF_HUB_OFFLINE is read when huggingface_hub is imported")
 def test_hub_id_loads_offline_from_cache_and_records_the_commit(tiny_model_dir: Path, tmp_path: Path) -> None:
     cache = _fake_hub_cache(tmp_path / "hub", tiny_model_dir)
     data = tmp_path / "physics.parquet"

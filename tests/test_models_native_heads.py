@@ -253,6 +253,7 @@ def test_rmeval_score_cli_equals_the_model_card(kind: str, fixtures: dict[str, P
     assert meta["adapter_details"]["implementation"].startswith("native (") and meta["dtype"] == "float32"
 
 
+@pytest.mark.slow(reason="a fresh interpreter: HF_HUB_OFFLINE is read when huggingface_hub is imported")
 def test_hub_id_at_a_pinned_commit_loads_offline_from_the_cache(fixtures: dict[str, Path], tmp_path: Path) -> None:
     """`path: RLHFlow/ArmoRM-Llama3-8B-v0.1` from a pre-filled hub cache (sharded safetensors + index), offline."""
     import os

@@ -359,7 +359,7 @@ def test_both_prms_score_rewardmath_and_every_aggregation_reads_them(qwen_prm_di
             run_job(JobRequest(spec=_spec(name, path), task="pairs", input=data / f"{table}.parquet", output=out,
                                meta=out.with_name(f"{table}.meta.json")))
     out = tmp_path / "tables"
-    assert cli_metrics.main(["--scores", str(scores), "--data", str(data), "--out", str(out), "--bootstrap", "10"]) == 0
+    assert cli_metrics.main(["--scores", str(scores), "--data", str(data), "--out", str(out)]) == 0
     with (out / "rewardmath_metrics.csv").open() as handle:
         setups = {(row["setup"], row["aggregation"]) for row in csv.DictReader(handle)}
     for name in ("Qwen2.5-Math-PRM-7B", "Llama3.1-8B-PRM-Deepseek-Data"):

@@ -30,6 +30,7 @@ def _bench_scoring_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return module
 
 
+@pytest.mark.slow(reason="perf/bench_scoring.py --quick: builds and scores its ~30M-parameter model in five policies")
 def test_bench_scoring_quick(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture[str]) -> None:
     # The script's main() in this process (torch is loaded here already); its last stdout line is the summary.

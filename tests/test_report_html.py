@@ -292,6 +292,10 @@ def test_figures_with_nothing_to_show_are_not_written_and_the_report_says_why(e2
     results = report_data(e2e_report.html, "results")
     front_page = report_data(e2e_report.html, "workflow_desc")
     assert "Not in this report" in front_page
+    # the heading is the page's last part: the run-level items are in the report, so not under it (issue 39)
+    in_report, not_in_report = front_page.split("Not in this report", 1)
+    for item in ("Reproducibility", "Every figure and table is also written"):
+        assert item in in_report and item not in not_in_report, item
     for stem, why in (("fig_gap_vs_rank", "0 of 2 model(s) have a"),
                       ("fig_fairness_vs_capability", "no model has a capability value")):
         assert not (e2e_run.results / "figures" / f"{stem}.png").exists()

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rmeval.models import load_scorer
-from rmeval.models.base import ModelInput, Runtime
+from rmeval.models.base import Runtime
 from rmeval.registry import spec_from_mapping
 from rmeval.scoring.engine import EngineSettings, score_rows
-from rmeval.tasks import Pairs
+from rmeval.tasks import ModelInput, Pairs
 from tokenizer_layouts import save_llama3_tokenizer, save_tiny_model
 
 PROMPTS = ["What is the capital of France?", "Explain gradient descent in two sentences.",

@@ -70,7 +70,7 @@ def test_metrics_writes_exactly_the_catalogued_tables(shared_data, tmp_path):
     rewardmath = shared_data / "rewardmath"
     out = tmp_path / "tables"
     assert cli_metrics.main(["--official", str(rewardmath / "results_rewardmath"), "--official-rewardbench",
-                             str(rewardmath / "results_rewardbench"), "--bootstrap", "0", "--out", str(out)]) == 0
+                             str(rewardmath / "results_rewardbench"), "--out", str(out)]) == 0
     written = sorted(path.name for path in out.iterdir())
     assert written == sorted(Path(path).name for path in _files(METRICS_RULE))
     # Each LaTeX table is labelled after its catalogue stem.

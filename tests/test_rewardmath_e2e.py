@@ -64,7 +64,7 @@ def test_classifier_and_prm_score_the_sample(shared_data, tiny_model_dir, tiny_p
 
     out = tmp_path / "tables"
     assert rmeval(["rewardmath-metrics", "--scores", str(scores), "--data", str(data_dir), "--subjects", "algebra",
-                   "--out", str(out), "--bootstrap", "50"]) == 0
+                   "--out", str(out)]) == 0
     metrics = {(r["setup"], r["aggregation"]): r for r in _csv(out / "rewardmath_metrics.csv")
                if r["source"] == "workflow"}
     assert set(metrics) == {("tiny-cls", "scalar")} | {("tiny-prm", a) for a in ("prod", "geo", "min", "mean", "last")}

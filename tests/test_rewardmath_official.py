@@ -30,7 +30,7 @@ def test_all_shared_official_files(shared_data, tmp_path):
     assert cli_metrics.main(["--official", str(official), "--official-rewardbench",
                              str(shared_data / "rewardmath" / "results_rewardbench"), "--problems",
                              str(shared_data / "rewardmath" / "rewardmath_problems_483_index.jsonl"),
-                             "--out", str(tmp_path), "--bootstrap", "200"]) == 0
+                             "--out", str(tmp_path)]) == 0
     rows = _csv(tmp_path / "rewardmath_metrics.csv")
     assert list(rows[0]) == ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy", "mrr"]
     by_key = {(row["setup"], row["aggregation"]): row for row in rows}

@@ -107,8 +107,9 @@ def test_each_rule_gets_its_settings():
 
 
 def test_metric_settings_and_the_metrics_rule_files():
-    plan = _plan({"enabled": True, "bootstrap": 0, "seed": 7, "prm_aggregation": "min"}, _classifier("rm"))
-    assert (plan.bootstrap, plan.seed, plan.prm_aggregation) == (0, 7, "min")
+    plan = _plan({"enabled": True, "prm_aggregation": "min"}, _classifier("rm"))
+    assert plan.prm_aggregation == "min"
+    assert "bootstrap" not in plan.settings("r", 0.05)["rewardmath_metrics"]
     assert plan.table_files["side_by_side"] == "results/tables/rewardmath_vs_rewardbench.csv"
     assert plan.table_files["metrics_tex"] == "results/tables/rewardmath_metrics.tex"
 
@@ -127,3 +128,13 @@ def test_preflight_checks_a_local_file_as_prepare_reads_it(tmp_path):
     problems = [check.run() for check in checks]
     assert problems[1] is None  # a missing file is the FileNeed's line, not a second one
     assert problems[0].key == "rewardmath.path" and str(bad) in problems[0].what
+
+
+@pytest.mark.parametrize("key", ["bootstrap", "seed"])
+def test_rewardmath_has_no_resampling_keys_that_would_do_nothing(key: str) -> None:
+    """Issue 39: `rewardmath.bootstrap` / `.seed` were accepted and had no effect (its intervals are Wilson's): the
+    schema now refuses them, naming the key, instead of letting a user believe they changed something."""
+    from rmeval.config_check import config_problems, config_schema
+
+    problems = config_problems({"rewardmath": {"enabled": False, key: 100}}, config_schema())
+    assert any(problem.startswith(f"rewardmath.{key}: unknown key") for problem in problems), problems

@@ -55,8 +55,7 @@ def tables(shared_data, tmp_path_factory) -> Path:
     out = root / "tables"
     assert rmeval(["rewardmath-metrics", "--official", str(rm / "results_rewardmath"), "--official-rewardbench",
                    str(rm / "results_rewardbench"), "--scores", str(root / "scores"), "--data", str(data),
-                   "--subjects", "algebra", "--registry", "config/models.yaml", "--out", str(out),
-                   "--bootstrap", "100"]) == 0
+                   "--subjects", "algebra", "--registry", "config/models.yaml", "--out", str(out)]) == 0
     return out
 
 
@@ -66,7 +65,7 @@ def official_only(shared_data, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("rm-official")
     rm = shared_data / "rewardmath"
     assert rmeval(["rewardmath-metrics", "--official", str(rm / "results_rewardmath"), "--official-rewardbench",
-                   str(rm / "results_rewardbench"), "--out", str(out), "--bootstrap", "100"]) == 0
+                   str(rm / "results_rewardbench"), "--out", str(out)]) == 0
     return out
 
 

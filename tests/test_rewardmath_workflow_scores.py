@@ -90,8 +90,7 @@ def _csv(path: Path) -> list[dict[str, str]]:
 def test_workflow_scores_metrics_and_figure(scored, tmp_path):
     data, scores = scored
     out = tmp_path / "tables"
-    assert cli_metrics.main(["--scores", str(scores), "--data", str(data), "--out", str(out),
-                             "--bootstrap", "100"]) == 0
+    assert cli_metrics.main(["--scores", str(scores), "--data", str(data), "--out", str(out)]) == 0
     metrics = {(r["setup"], r["aggregation"]): r for r in _csv(out / "rewardmath_metrics.csv")}
     scalar = metrics["rm-scalar", "scalar"]
     assert scalar["n"] == "3"
@@ -134,7 +133,7 @@ def test_subject_selection_and_official_files_together(scored, tmp_path, shared_
     out = tmp_path / "tables"
     official = shared_data / "rewardmath" / "results_rewardmath"
     cli_metrics.main(["--scores", str(scores), "--data", str(data), "--models", "rm-scalar", "--subjects", "algebra",
-                      "--official", str(official), "--out", str(out), "--bootstrap", "0"])
+                      "--official", str(official), "--out", str(out)])
     metrics = {(r["setup"], r["aggregation"]): r for r in _csv(out / "rewardmath_metrics.csv")}
     assert metrics["rm-scalar", "scalar"]["n"] == "2"
     assert metrics["internlm2_reward", "scalar"]["accuracy"] == "37.27"

@@ -135,6 +135,22 @@ def test_report_sections_are_the_enabled_ones_rendered_with_the_config(fake_cata
         report_sections(_config(eta=False), folder)
 
 
+def test_not_in_this_report_comes_last_and_holds_only_what_the_report_lacks() -> None:
+    """Issue 39: the shipped front page put the heading "Not in this report" before the run-level items
+    (Reproduction, Reproducibility, where the files are), filing them under it although the report holds them."""
+    from rmeval.run_outputs.report import front_page
+
+    report_dir = Path(__file__).resolve().parents[1] / "workflow" / "report"
+    page = front_page(["Section of a benchmark."], report_dir, {"fig_x": "nothing to show"})
+    before, heading, after = page.partition("Not in this report\n------------------")
+    assert heading, page
+    assert "Section of a benchmark." in before
+    for item in ("**Reproduction**", "**Reproducibility**", "Every figure and table is also written"):
+        assert item in before and item not in after, item
+    assert after.strip() == "* ``fig_x``: nothing to show."
+    assert "Not in this report" not in front_page(["Section of a benchmark."], report_dir, {})
+
+
 def test_reproduction_rows_go_by_model_then_aggregation_then_statistic() -> None:
     """Models in the order the parts give them (the first part's first), a model's scalar rows before its
     aggregations, statistics in the parts' order; a model no part has published values of is named once."""

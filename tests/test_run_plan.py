@@ -209,9 +209,9 @@ def test_fairness_is_on_with_groups_unless_turned_off():
 
 def test_a_benchmark_overrides_the_run_s_bootstrap_and_seed_visibly():
     config = filled(stats={"bootstrap": 500, "seed": 3}, arxiv={"seed": None},
-                    rewardmath={"enabled": True, "models": [SKYWORK], "bootstrap": 100})
+                    rewardbench2={"enabled": True, "source": "local", "path": "rb2.jsonl", "bootstrap": 100})
     plan = plan_run(config, locate)
-    metrics = json.loads(plan.settings("rewardmath", "rewardmath_metrics"))
+    metrics = json.loads(plan.settings("rewardbench2", "rewardbench2_metrics"))
     assert (metrics["bootstrap"], metrics["seed"]) == (100, 3)
     assert json.loads(plan.settings("fairness", "fairness_stats"))["bootstrap"] == 500
     assert json.loads(plan.settings("fairness", "arxiv_select"))["seed"] == 3  # arxiv.seed: null = the run's
@@ -231,7 +231,7 @@ def test_one_bootstrap_and_one_seed_default_across_all_schemas():
                     found[f"{path}{name}"] = child
                 walk(child, f"{path}{name}.")
     walk(SCHEMA, "")
-    assert {"stats.bootstrap", "stats.seed", "arxiv.seed", "corpus.seed", "rewardmath.bootstrap", "rewardmath.seed",
+    assert {"stats.bootstrap", "stats.seed", "arxiv.seed", "corpus.seed",
             "rewardbench2.bootstrap", "rewardbench2.seed"} <= set(found)
     for key, node in found.items():
         if key.startswith("stats."):

@@ -24,10 +24,10 @@ from rmeval.benchmarks.rewardbench.plan import score_settings
 from rmeval.benchmarks.rewardbench.versions import V1, V2
 from rmeval.cli import main as rmeval_main
 from rmeval.models import load_scorer
-from rmeval.models.base import ModelInput, Runtime
+from rmeval.models.base import Runtime
 from rmeval.registry import spec_from_mapping
 from rmeval.scoring.engine import EngineSettings, score_rows
-from rmeval.tasks import Pairs, pair_rows
+from rmeval.tasks import ModelInput, Pairs, pair_rows
 from workflow_helpers import torch_threads_kept
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".test" / "rewardbench" / "data"
@@ -306,8 +306,7 @@ def test_rewardmath_tables_with_a_prm_do_not_depend_on_batching(tiny_prm_dir: Pa
         (scores / "prm").mkdir(parents=True, exist_ok=True)
         for stem, variants in by_table.items():
             variants[name].to_parquet(scores / "prm" / f"{stem}.parquet")
-        assert cli_metrics.main(["--scores", str(scores), "--data", str(data), "--out", str(out),
-                                 "--bootstrap", "100"]) == 0
+        assert cli_metrics.main(["--scores", str(scores), "--data", str(data), "--out", str(out)]) == 0
         out.rename(tmp_path / name)
     first = next(iter(VARIANTS))
     for name in VARIANTS:

@@ -181,6 +181,7 @@ raise SystemExit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow(reason="a real `rmeval score` process, SIGKILLed and resumed: two interpreter starts with torch")
 def test_sigkill_after_first_checkpoint_then_resume_gives_identical_parquet(tiny_model_dir: Path, tmp_path: Path,
                                                                           capfd: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "math.parquet"
@@ -248,6 +249,7 @@ def test_meta_sidecar_and_progress_lines(
     assert "\r" not in stderr
 
 
+@pytest.mark.slow(reason="the cold TorchInductor compile (about 15-45 s)")
 def test_compiled_model_gives_the_eager_rewards(tiny_model_dir: Path, tmp_path: Path) -> None:
     """`--compile` (scoring.compile) wraps the model in torch.compile; rewards must not move."""
     data = tmp_path / "economics.parquet"

@@ -257,9 +257,9 @@ def test_every_option_standing_for_a_config_key_defaults_to_the_schemas():
             ("score", "scoring.max_batch_rows"), ("score", "scoring.checkpoint_every"), ("score", "scoring.compile"),
             ("score", "scoring.token_budget"), ("score", "scoring.max_replicas"), ("arxiv-fetch", "arxiv.papers_per_group"),
             ("arxiv-fetch", "arxiv.api.page_size"), ("arxiv-fetch", "arxiv.api.cache_dir"),
-            ("arxiv-select", "arxiv.allow_fewer"), ("rewardmath-metrics", "stats.bootstrap"),
+            ("arxiv-select", "arxiv.allow_fewer"),
             ("rewardbench-metrics", "stats.bootstrap"), ("run-summary", "stats.alpha"),
-            ("rewardmath-metrics", "stats.seed"), ("rewardmath-metrics", "rewardmath.prm_aggregation"),
+            ("rewardmath-metrics", "rewardmath.prm_aggregation"),
             ("rewardmath-figures", "rewardmath.prm_aggregation"), ("rewardmath-prepare", "rewardmath.split"),
             ("rewardmath-prepare", "rewardmath.rewardbench_split")} <= checked
 

@@ -39,7 +39,16 @@ def test_rank_vs_fairness_with_too_few_ranked_models_is_nan_with_a_note() -> Non
     row = crossmodel.rank_vs_fairness("scale_free_gap", {"a": 1, "b": None, "c": 4}, {"a": 0.1, "b": 0.2, "c": 0.3})
     assert math.isnan(row.spearman_rho) and math.isnan(row.p_value)
     assert row.n_models == 2
-    assert "needs >= 3" in row.note
+    assert row.note.startswith("only 2 models of this run have a published RewardBench rank")
+    assert "needs at least 3" in row.note
+
+
+def test_no_ranked_model_is_said_plainly_not_as_a_count_of_zero() -> None:
+    """Issue 39: the demo's summary said "only 0 model(s) have a rewardbench_rank in the registry"."""
+    none = crossmodel.rank_vs_fairness("scale_free_gap", {"a": None, "b": None}, {"a": 0.1, "b": 0.2})
+    assert none.note.startswith("no model of this run has a published RewardBench rank") and "0 model" not in none.note
+    one = crossmodel.rank_vs_fairness("scale_free_gap", {"a": 3, "b": None}, {"a": 0.1, "b": 0.2})
+    assert one.note.startswith("only 1 model of this run has a published")
 
 
 def test_rank_vs_fairness_matches_scipy_spearman() -> None:

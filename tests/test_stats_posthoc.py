@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from itertools import combinations
 
 import numpy as np
 import pytest
-from rmeval.benchmarks.fairness.stats import posthoc
+from rmeval.benchmarks.fairness.stats import posthoc, studentized_range
 from scipy import stats
 
 GROUPS = ["physics", "math", "cs", "econ"]
@@ -84,8 +85,27 @@ def test_games_howell_differs_from_tukey_under_unequal_variances() -> None:
     assert not np.allclose(tukey, games_howell, rtol=1e-3)
 
 
-@pytest.mark.parametrize("k", [3, 8])
-def test_critical_q_interpolation_matches_scipy(k: int) -> None:
-    for df in (3.5, 12.7, 313.0, 40000.0):
-        exact = stats.studentized_range.ppf(0.95, k, df)
-        assert posthoc.critical_q(k, 0.05, df) == pytest.approx(exact, abs=5e-5), df
+@pytest.mark.parametrize(("k", "alpha"), [(3, 0.05), (8, 0.04), (2, 0.008), (5, 0.037)])
+def test_critical_q_matches_scipy_for_every_df_from_one(k: int, alpha: float) -> None:
+    """The interpolant of log q in 1/df (shipped node values, or scipy's for an alpha not in the table)."""
+    df = np.array([1.0, 1.37, 2.9, 7.5, 12.7, 313.0, 1000.0])
+    exact = [stats.studentized_range.ppf(1 - alpha, k, value) for value in df]
+    assert posthoc.critical_q_many(k, alpha, df) == pytest.approx(exact, rel=2e-7)  # scipy's own root finding: ~1e-7
+    assert posthoc.critical_q(k, alpha, 0.5) == pytest.approx(stats.studentized_range.ppf(1 - alpha, k, 0.5))
+    assert np.isnan(posthoc.critical_q(k, alpha, float("nan")))
+
+
+def test_the_shipped_quantile_table_is_scipys() -> None:
+    """studentized_range.json holds scipy's quantiles at the nodes: a seeded sample of its entries recomputed."""
+    document = json.loads(studentized_range.TABLE.read_text())
+    assert document["nodes"] == studentized_range.NODES
+    table = document["log_q"]
+    assert sorted(map(int, table)) == list(studentized_range.TABLE_GROUPS)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        k = int(rng.choice(list(studentized_range.TABLE_GROUPS)))
+        alpha = float(rng.choice(studentized_range.TABLE_ALPHAS))
+        node = int(rng.integers(studentized_range.NODES))
+        df = 2.0 / (1.0 + studentized_range.chebyshev_nodes()[node])
+        exact = np.log(stats.studentized_range.ppf(1 - alpha, k, df))
+        assert table[str(k)][f"{alpha:.12g}"][node] == pytest.approx(exact, rel=1e-12), (k, alpha, node)

@@ -127,6 +127,8 @@ def test_figures_and_summary_exist(e2e_run):
         assert pdf.read_bytes()[:5] == b"%PDF-"
     summary = (e2e_run.results / "summary.md").read_text()
     assert "tiny-a" in summary and "tiny-b" in summary
+    # issue 39: the demo's models have no published rank, said as such (not "only 0 model(s) have ...")
+    assert "0 model" not in summary and "no model of this run has a published RewardBench rank" in summary
 
 
 def test_rerun_is_a_no_op(e2e_run):

@@ -184,7 +184,7 @@ def drill_config(path: Path, models: list[dict], arxiv: dict, reference_model: s
         "models": models,
         "reference_model": reference_model,
         "scoring": {"threads": 1, "checkpoint_every": 4, "max_batch_rows": 4},
-        "stats": {"bootstrap": 100, "permutations": 100, "seed": 0},
+        "stats": {"bootstrap": 100, "permutations": 100, "seed": 0, "calibration": {"replicates": 50}},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(config, sort_keys=False))

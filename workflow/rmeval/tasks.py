@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rmeval.errors import RmevalError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from rmeval.models.base import ModelInput
 
 BUILT_IN_TASK = "pairs"
 POSITIONS = ("A", "B")
@@ -33,6 +32,31 @@ class Comparisons:
     groups: list[str]  # problem_id / pair_id per row
     is_chosen: list[bool]
     chosen_position: list[str | None]  # per rejected row: 'A' / 'B' as recorded, None when the table has none
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """How a benchmark wants its rows made into model input (`Pairs.model_input`; None: the registry entry's own
+    template, BOS policy, max_length and truncation). `style` "text-pipeline": as a text-classification pipeline
+    builds it from rendered text (rmeval.models.pipeline_input; RewardBench's official scripts), for the adapters
+    whose models such a pipeline scores upstream (`HFScorer.follows_text_pipeline`)."""
+
+    style: str
+    max_length: int
+    truncation_side: str | None = None  # "left" / "right"; None: the tokenizer's own
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any], where: str) -> ModelInput:
+        try:
+            value = cls(**raw)
+        except TypeError as error:
+            raise RmevalError(f"{where}: {error}") from None
+        if value.style not in MODEL_INPUT_STYLES or value.max_length < 1:
+            raise RmevalError(f"{where}: style must be one of {MODEL_INPUT_STYLES} and max_length >= 1, got {raw}")
+        return value
+
+
+MODEL_INPUT_STYLES = ("text-pipeline",)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,15 @@ RUN_OUTPUTS = RunOutputsPlan.from_config(config, REPOSITORY, tuple(PLAN.random_m
 
 # The report's front page: workflow/report/workflow.rst with the enabled benchmarks' sections, composed into the
 # run's .snakemake folder (rmeval.run_outputs.report); the config is left as it was hashed for the lock.
-report: str(write_front_page(RUN_OUTPUTS.report_sections, REPOSITORY / "workflow" / "report", Path(FRONT_PAGE)))
+FRONT_PAGE_FILE = write_front_page(
+    RUN_OUTPUTS.report_sections,
+    REPOSITORY / "workflow" / "report",
+    Path(FRONT_PAGE),
+    RUN_OUTPUTS.report_skipped,
+)
+
+
+report: str(FRONT_PAGE_FILE)
 
 
 rule run_reproduction:

@@ -30,33 +30,6 @@ class Prepared:
 
 
 @dataclass(frozen=True)
-class ModelInput:
-    """How a benchmark wants its rows made into model input (`Pairs.model_input`; None: the registry entry's own
-    template, BOS policy, max_length and truncation). `style` "text-pipeline": as a text-classification pipeline
-    builds it from rendered text (rmeval.models.pipeline_input; RewardBench's official scripts), for the adapters
-    whose models such a pipeline scores upstream (`HFScorer.follows_text_pipeline`)."""
-
-    style: str
-    max_length: int
-    truncation_side: str | None = None  # "left" / "right"; None: the tokenizer's own
-
-    @classmethod
-    def from_mapping(cls, raw: dict[str, Any], where: str) -> ModelInput:
-        from rmeval.errors import RmevalError
-
-        try:
-            value = cls(**raw)
-        except TypeError as error:
-            raise RmevalError(f"{where}: {error}") from None
-        if value.style not in MODEL_INPUT_STYLES or value.max_length < 1:
-            raise RmevalError(f"{where}: style must be one of {MODEL_INPUT_STYLES} and max_length >= 1, got {raw}")
-        return value
-
-
-MODEL_INPUT_STYLES = ("text-pipeline",)
-
-
-@dataclass(frozen=True)
 class BatchScores:
     rewards: np.ndarray  # float64, one per requested row, in request order
     step_rewards: list[list[float]] | None = None  # PRMs only

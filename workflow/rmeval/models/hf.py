@@ -16,7 +16,7 @@ import numpy as np
 
 from rmeval.errors import RmevalError
 from rmeval.hub import hub_offline, looks_local
-from rmeval.models.base import BatchScores, ModelInput, Prepared, RewardScorer, Runtime
+from rmeval.models.base import BatchScores, Prepared, RewardScorer, Runtime
 from rmeval.models.chat import (
     ChatRenderer,
     Encoded,
@@ -27,7 +27,7 @@ from rmeval.models.chat import (
 )
 from rmeval.models.pipeline_input import PipelineEncoder
 from rmeval.registry import ModelSpec
-from rmeval.tasks import Pairs
+from rmeval.tasks import ModelInput, Pairs
 
 PADDING_SIDES = ("left", "right")
 

@@ -30,6 +30,7 @@ class RunOutputsPlan:
     options: Mapping[str, Mapping[str, Any]]  # benchmark -> its run_settings' values
     repository: Path  # the published-values files are relative to it
     report_sections: tuple[str, ...]  # for the report's front page (rmeval.run_outputs.report)
+    report_skipped: Mapping[str, str]  # the files the run does not write, stem -> why: the front page's last part
     random_models: tuple[str, ...] = ()  # models with random weights (`tiny_models`): the summary says so first
 
     @classmethod
@@ -42,7 +43,7 @@ class RunOutputsPlan:
                    for bench in benchmarks if bench.run_settings}
         sections = report_sections(config, repository / "workflow" / "report", skipped or {})
         return cls(benchmarks, float(config_value(config, ALPHA_KEY)), options, repository, tuple(sections),
-                   tuple(random_models))
+                   dict(skipped or {}), tuple(random_models))
 
     def _with(self, provider: str) -> list[Benchmark]:
         return [bench for bench in self.benchmarks if getattr(bench, provider) is not None]

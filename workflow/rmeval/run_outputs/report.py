@@ -19,22 +19,29 @@ from rmeval.errors import RmevalError
 
 PAGE = "workflow.rst"
 SECTIONS_MARK = "{# SECTIONS #}"  # the line of PAGE the sections replace
+# The line of PAGE that the files left out of this run replace: after everything the report holds (the run-level
+# items too), so that the heading "Not in this report" covers only what is not in it.
+SKIPPED_MARK = "{# NOT IN THIS REPORT #}"
 FRONT_PAGE = ".snakemake/rmeval/report/workflow.rst"
 
 
-def front_page(sections: Sequence[str], report_dir: Path) -> str:
-    """PAGE with the sections (rendered) where its SECTIONS_MARK line is, one blank line apart."""
+def front_page(sections: Sequence[str], report_dir: Path, skipped: Mapping[str, str] | None = None) -> str:
+    """PAGE with the sections (rendered) where its SECTIONS_MARK line is, one blank line apart, and the files this
+    run left out (`skipped_section`) where its SKIPPED_MARK line is, at the end."""
     page = (report_dir / PAGE).read_text(encoding="utf-8")
-    if SECTIONS_MARK not in page:
-        raise RmevalError(f"{report_dir / PAGE}: no {SECTIONS_MARK} line for the benchmarks' sections")
-    return page.replace(SECTIONS_MARK, "\n\n".join(sections))
+    for mark, what in ((SECTIONS_MARK, "the benchmarks' sections"), (SKIPPED_MARK, "the files left out")):
+        if mark not in page:
+            raise RmevalError(f"{report_dir / PAGE}: no {mark} line for {what}")
+    page = page.replace(SECTIONS_MARK, "\n\n".join(sections))
+    return page.replace(SKIPPED_MARK, skipped_section(skipped) if skipped else "").rstrip("\n") + "\n"
 
 
-def write_front_page(sections: Sequence[str], report_dir: Path, path: Path) -> Path:
+def write_front_page(sections: Sequence[str], report_dir: Path, path: Path,
+                     skipped: Mapping[str, str] | None = None) -> Path:
     """The composed page at `path` (absolute, for `report:`), written only when its text changes."""
     from rmeval.io.atomic import write_text_atomic
 
-    text = front_page(sections, report_dir)
+    text = front_page(sections, report_dir, skipped)
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(text, path)
@@ -49,8 +56,8 @@ def skipped_section(skipped: Mapping[str, str]) -> str:
 
 def report_sections(config: Mapping[str, Any], report_dir: Path, skipped: Mapping[str, str] | None = None) -> list[str]:
     """The front-page sections of the enabled benchmarks, in catalogue order (rendered, without outer blank
-    lines; a template sees `skipped`, stem -> why, to name no file the run did not write), then the files left
-    out and why."""
+    lines; a template sees `skipped`, stem -> why, to name no file the run did not write). The files left out and
+    why are `front_page`'s, at the page's end."""
     from jinja2 import Environment
 
     environment = Environment(trim_blocks=True, lstrip_blocks=True)  # as Snakemake renders the report
@@ -66,4 +73,4 @@ def report_sections(config: Mapping[str, Any], report_dir: Path, skipped: Mappin
         text = environment.from_string(template).render(snakemake=SimpleNamespace(config=config),
                                                         skipped=dict(skipped or {}))
         sections.append(text.strip("\n"))
-    return sections + ([skipped_section(skipped)] if skipped else [])
+    return sections

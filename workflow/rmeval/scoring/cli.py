@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-replicas", type=_positive, default=schema_default("scoring.max_replicas"),
                         help="warm replicas of the model's server at most, one per free GPU set (default: as many as fit)")
     parser.add_argument("--model-input", type=lambda text: cli_settings.json_object(text, "rmeval score --model-input"),
-                        help="a benchmark's way to build model input, as JSON (rmeval.models.base.ModelInput: style, "
+                        help="a benchmark's way to build model input, as JSON (rmeval.tasks.ModelInput: style, "
                              "max_length, truncation_side); default: the registry entry's template and truncation")
     parser.add_argument("--progress-every", type=float, help="seconds between progress lines (default 15, 0.5 on a TTY)")
     cli_settings.add_settings_argument(parser)

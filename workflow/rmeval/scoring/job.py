@@ -90,7 +90,7 @@ def run_job(request: JobRequest) -> dict[str, Any]:
     if request.model_input:
         from dataclasses import replace
 
-        from rmeval.models.base import ModelInput
+        from rmeval.tasks import ModelInput
 
         pairs = replace(pairs, model_input=ModelInput.from_mapping(request.model_input, "rmeval score --model-input"))
     input_sha256 = sha256_file(request.input)

@@ -39,7 +39,7 @@ class JobRequest:
     expect_revision: str | None = None  # from a lock: the commit / fingerprint the job must load
     server: bool = False  # score through the run's model server (loaded once per model) instead of in-process
     max_replicas: int | None = SCORING_DEFAULTS.max_replicas  # warm replicas of that server (None: as GPUs hold)
-    # the benchmark's way to build model input (rmeval.models.base.ModelInput fields); None: the registry entry's
+    # the benchmark's way to build model input (rmeval.tasks.ModelInput fields); None: the registry entry's
     model_input: dict[str, Any] | None = None
 
 

@@ -180,3 +180,12 @@ BENCHMARK = Benchmark(
     published=("resources/published/song2025_fairness.yaml",),
     report_section="fairness_section.rst",
 )
+
+
+def made_by(file_name: str) -> str:
+    """The command that writes one of this benchmark's files (by its file name), for a "run ... first" message:
+    each rule `fairness_x` runs `rmeval fairness-x`."""
+    for output in BENCHMARK.outputs:
+        if file_name in {name.rsplit("/", 1)[-1] for name in output.files}:
+            return f"rmeval {output.rule.replace('_', '-')}"
+    return f"rmeval {STATS_RULE.replace('_', '-')}"

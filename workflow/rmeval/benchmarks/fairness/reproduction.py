@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmeval.benchmarks.fairness.catalogue import made_by
 from rmeval.errors import RmevalError
 from rmeval.run_outputs.comparison import (
     DIFFERS,
@@ -106,7 +107,7 @@ def _read(path: Path):
     import pandas as pd
 
     if not path.exists():
-        raise RmevalError(f"{path} is missing; run `rmeval fairness-stats` first")
+        raise RmevalError(f"{path} is missing; run `{made_by(path.name)}` first")
     return pd.read_csv(path)
 
 

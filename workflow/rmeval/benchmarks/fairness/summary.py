@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmeval.benchmarks.fairness.catalogue import BENCHMARK
+from rmeval.benchmarks.fairness.catalogue import BENCHMARK, made_by
 from rmeval.errors import RmevalError
 from rmeval.io.atomic import write_text_atomic
 from rmeval.run_outputs.catalogue import RUN
@@ -73,7 +73,7 @@ def _read_tables(paths: Mapping[str, Path]) -> dict[str, Any]:
         if path.exists():
             tables[stem] = pd.read_csv(path)
         elif stem in REQUIRED:
-            raise RmevalError(f"{path} is missing; run `rmeval fairness-stats` first")
+            raise RmevalError(f"{path} is missing; run `{made_by(path.name)}` first")
     return tables
 
 

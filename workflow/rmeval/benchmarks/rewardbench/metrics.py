@@ -26,7 +26,7 @@ from rmeval.benchmarks.rewardbench.scoring import (
     v2_overall,
 )
 from rmeval.errors import RmevalError
-from rmeval.intervals import bounded_mean_interval
+from rmeval.intervals import bounded_mean_interval, percentile_bounds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,7 +108,7 @@ def _ci(replicates: list[float]) -> tuple[float, float]:
     values = np.asarray([value for value in replicates if not math.isnan(value)], dtype=float)
     if len(values) == 0:
         return math.nan, math.nan
-    low, high = np.percentile(values, [2.5, 97.5])
+    low, high = np.percentile(values, percentile_bounds())
     return float(low), float(high)
 
 

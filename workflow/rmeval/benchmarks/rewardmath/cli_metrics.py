@@ -144,7 +144,7 @@ def _identity(setup: str, source: str, aggregation: str, names: dict[str, str], 
             "kind": kind, "aggregation": aggregation}
 
 
-def metric_rows(collected: Collected, seed: int, names: dict[str, str]) -> list[dict[str, Any]]:
+def metric_rows(collected: Collected, names: dict[str, str]) -> list[dict[str, Any]]:
     from rmeval.benchmarks.rewardmath.baselines import RANDOM
 
     rows = []
@@ -156,7 +156,6 @@ def metric_rows(collected: Collected, seed: int, names: dict[str, str]) -> list[
             "accuracy": percent2(summary.accuracy), "mrr": percent2(summary.mrr),
             **_ci_fields("accuracy", summary.accuracy_ci), **_ci_fields("mrr", summary.mrr_ci),
             "n_missing_verdicts": item.setup.n_missing_verdicts, "position_agreement": item.setup.position_agreement,
-            "n_bootstrap": 0, "seed": seed,  # Wilson intervals: no resampling
         })
     random = collected.random_rewardmath
     if random is not None:
@@ -165,8 +164,7 @@ def metric_rows(collected: Collected, seed: int, names: dict[str, str]) -> list[
         rows.insert(position, {
             **_identity(RANDOM, BASELINE, "scalar", names), "n": random.n, "full_set": random.n >= REWARDMATH_PROBLEMS,
             "accuracy": percent2(random.accuracy), "mrr": percent2(random.mrr), **_ci_fields("accuracy", (nan, nan)),
-            **_ci_fields("mrr", (nan, nan)), "n_missing_verdicts": 0, "position_agreement": None, "n_bootstrap": 0,
-            "seed": seed,
+            **_ci_fields("mrr", (nan, nan)), "n_missing_verdicts": 0, "position_agreement": None,
         })
     return rows
 
@@ -240,10 +238,10 @@ def side_by_side(metrics: list[dict[str, Any]], rewardbench: list[dict[str, Any]
     return rows
 
 
-def write_all(collected: Collected, out: Path, seed: int, names: dict[str, str],
+def write_all(collected: Collected, out: Path, names: dict[str, str],
               prm_aggregation: str) -> MetricTables:
     """Every table the catalogue gives rule rewardmath_metrics, each written by the builder it names."""
-    metrics = metric_rows(collected, seed, names)
+    metrics = metric_rows(collected, names)
     rewardbench = rewardbench_rows(collected, names)
     tables = MetricTables(metrics, rewardbench, breakdown_rows(collected.setups, names),
                           side_by_side(metrics, rewardbench), prm_aggregation)
@@ -272,22 +270,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the step aggregation that stands for each PRM in the side-by-side table "
                              "(default: %(default)s)")
     parser.add_argument("--out", required=True, help="output folder for the tables")
-    parser.add_argument("--bootstrap", type=int, default=schema_default("stats.bootstrap"),
-                        help="the run's stats.bootstrap; unused here: the CIs are Wilson intervals (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=schema_default("stats.seed"),
-                        help="the run's stats.seed, recorded in the CI table (default: %(default)s)")
     cli_settings.add_settings_argument(parser)
     return parser
 
 
 def main(argv: list[str]) -> int:
     args = cli_settings.parse_args(build_parser(), argv)
-    if args.bootstrap < 0:
-        raise RmevalError("--bootstrap must be >= 0")
     collected = collect(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tables = write_all(collected, out, args.seed, registry_names(args.registry), args.prm_aggregation)
+    tables = write_all(collected, out, registry_names(args.registry), args.prm_aggregation)
     print(f"rewardmath-metrics: {len(tables.metrics)} RewardMATH rows, {len(tables.rewardbench)} RewardBench rows"
           f" -> {out}")
     return 0

@@ -30,8 +30,7 @@ WILSON_NOTE = ("CIs: Wilson score intervals (Wilson 1927) of the share of pairs 
 METRIC_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy", "mrr"]
 METRIC_BRIEF = ["model", "source", "kind", "aggregation", "n", "accuracy", "mrr"]
 CI_COLUMNS = ["model", "setup", "aggregation", "source", "kind", "n", "full_set", "accuracy", "accuracy_ci_low",
-              "accuracy_ci_high", "mrr", "mrr_ci_low", "mrr_ci_high", "n_missing_verdicts", "position_agreement", "n_bootstrap",
-              "seed"]
+              "accuracy_ci_high", "mrr", "mrr_ci_low", "mrr_ci_high", "n_missing_verdicts", "position_agreement"]
 BREAKDOWN_COLUMNS = ["model", "setup", "aggregation", "by", "value", "n", "accuracy", "accuracy_ci_low",
                      "accuracy_ci_high", "mrr", "mrr_ci_low", "mrr_ci_high"]
 REWARDBENCH_COLUMNS = ["model", "setup", "source", "kind", "aggregation", "n", "full_set", "accuracy",

@@ -61,8 +61,6 @@ class RewardMathPlan:
     hub: Mapping[str, str | None]
     positions: str | None
     prm_aggregation: str
-    bootstrap: int
-    seed: int
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any], specs: Mapping[str, ModelSpec],
@@ -94,8 +92,6 @@ class RewardMathPlan:
             hub={key: section[key] for key in HUB_KEYS},
             positions=_positions(section, source, {name: specs[name] for name in pairwise}, resolve_path),
             prm_aggregation=section["prm_aggregation"],
-            bootstrap=section["bootstrap"],
-            seed=section["seed"],
         )
 
     @property
@@ -130,8 +126,7 @@ class RewardMathPlan:
                                    **self.local_inputs, **self.hub},
             "rewardmath_positions": {"positions": self.positions},
             "rewardmath_metrics": {**scored, **self.official, "registry": registry,
-                                   "prm_aggregation": self.prm_aggregation, "bootstrap": self.bootstrap,
-                                   "seed": self.seed},
+                                   "prm_aggregation": self.prm_aggregation},
             "rewardmath_export": {"subjects": list(self.subjects)},
             "rewardmath_figures": {"prm_aggregation": self.prm_aggregation},
             "rewardmath_summary": {"prm_aggregation": self.prm_aggregation, "alpha": alpha},
@@ -208,9 +203,9 @@ def needs(section: Mapping[str, Any], local_inputs: Mapping[str, str]) -> Needs:
 
 def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     """The benchmark's planner: `rewardmath.models` may name models defined under the top-level `models:`."""
-    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys, with_run_settings
+    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
 
-    section = with_run_settings(config, BENCHMARK.enabled_by, ("bootstrap", "seed"))
+    section = config[BENCHMARK.enabled_by]
     specs = context.resolve(section["models"], BENCHMARK.models_key)
     try:
         own = RewardMathPlan.from_config(section, specs, context.locate)

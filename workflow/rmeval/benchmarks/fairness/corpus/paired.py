@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from rmeval.intervals import CONFIDENCE, percentile_bounds
+
 BOOTSTRAP_CHUNK = 200  # bootstrap replicates per vectorised step (memory: chunk x n x k floats)
 
 
@@ -73,7 +75,7 @@ def friedman(values: Any) -> tuple[float, float, float]:
     return q, float(chi2.sf(q, k - 1)), q / (n * (k - 1))
 
 
-def mean_ci(values: Any, confidence: float = 0.95) -> tuple[float, float, float]:
+def mean_ci(values: Any, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
     import numpy as np
     from scipy.stats import t
 
@@ -123,7 +125,7 @@ def holm(p_values: list[float]) -> list[float]:
 
 
 def _bootstrap(statistic: Any, n: int, bootstrap: int, seed: int) -> tuple[float, float]:
-    """Percentile 95% interval of `statistic(indices)` (B x n resampled pair indices -> B values)."""
+    """Percentile interval (at CONFIDENCE) of `statistic(indices)` (B x n resampled pair indices -> B values)."""
     import numpy as np
 
     if n < 2:
@@ -134,7 +136,7 @@ def _bootstrap(statistic: Any, n: int, bootstrap: int, seed: int) -> tuple[float
         size = min(BOOTSTRAP_CHUNK, bootstrap - start)
         values.append(statistic(rng.integers(0, n, size=(size, n))))
     drawn = np.concatenate(values)
-    low, high = np.nanpercentile(drawn, [2.5, 97.5])
+    low, high = np.nanpercentile(drawn, percentile_bounds())
     return float(low), float(high)
 
 
@@ -152,7 +154,7 @@ def repeated_measures_f(values: Any) -> float:
     return float(np.sqrt((effects**2).mean() / variance)) if variance > 0.0 else float("nan")
 
 
-def noncentrality_interval(q: float, df: int, confidence: float = 0.95) -> tuple[float, float]:
+def noncentrality_interval(q: float, df: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Interval for the noncentrality lambda of a chi-square statistic q, by inverting the noncentral chi-square
     (Steiger & Fouladi 1997): lambda_low = 0 when q is below the central quantile. Unlike a bootstrap of a statistic
     bounded at 0, it keeps its coverage at lambda = 0 and always contains lambda = q."""

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmeval.benchmarks.fairness.catalogue import made_by
 from rmeval.errors import RmevalError
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def read_table(path: Path, columns: tuple[str, ...], numeric: tuple[str, ...]) -
     import pandas as pd
 
     if not path.is_file():
-        raise RmevalError(f"{path}: table not found (run `rmeval fairness-stats` first)")
+        raise RmevalError(f"{path}: table not found (run `{made_by(path.name)}` first)")
     try:
         table = pd.read_csv(path, dtype={"model": str, "group": str, "max_group": str, "min_group": str})
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as error:
@@ -135,7 +136,7 @@ def read_stats_record(path: Path) -> dict[str, Any]:
     import json
 
     if not path.is_file():
-        raise RmevalError(f"{path}: run record not found (run `rmeval fairness-stats` first)")
+        raise RmevalError(f"{path}: run record not found (run `{made_by(path.name)}` first)")
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as error:

@@ -13,7 +13,6 @@ import numpy as np
 
 from rmeval.benchmarks.fairness.catalogue import BENCHMARK, STATS_RULE
 from rmeval.benchmarks.fairness.stats import gaps, length, oneway, posthoc
-from rmeval.benchmarks.fairness.stats.builders import TableContext
 from rmeval.benchmarks.fairness.stats.loading import ModelScores, ScoreSet
 from rmeval.benchmarks.fairness.stats.tables import Table
 from rmeval.config_check import schema_default
@@ -136,6 +135,17 @@ def analyse(scores: ScoreSet, settings: StatsSettings, ranks: dict[str, int | No
 
 
 # ---------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True)
+class TableContext:
+    """What every builder reads: the analysis, and Table 4's reference model (None, with the reason, if skipped)."""
+
+    analysis: Analysis
+    reference: str | None
+    table4_note: str
+    # model -> Cohen's f of the paper's one-way ANOVA (its F and dfs); empty for a corpus run or without the file
+    paper_effects: dict[str, float] = field(default_factory=dict)
 
 
 def build_tables(analysis: Analysis, reference: str | None, table4_note: str, footnote: str,

@@ -20,21 +20,10 @@ from rmeval.tables import Column
 if TYPE_CHECKING:
     import pandas as pd
 
-    from rmeval.benchmarks.fairness.stats.analysis import Analysis, ModelResult
+    from rmeval.benchmarks.fairness.stats.analysis import Analysis, ModelResult, TableContext
 
 PAIR_COLUMNS = ["model", "group_a", "group_b", "mean_diff", "std_error", "df", "q_statistic", "p_adj",
                 "ci_low", "ci_high", "reject"]
-
-
-@dataclass(frozen=True)
-class TableContext:
-    """What every builder reads: the analysis, and Table 4's reference model (None, with the reason, if skipped)."""
-
-    analysis: Analysis
-    reference: str | None
-    table4_note: str
-    # model -> Cohen's f of the paper's one-way ANOVA (its F and dfs); empty for a corpus run or without the file
-    paper_effects: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rmeval.benchmarks.fairness.stats import gaps, oneway, posthoc, power
+from rmeval.intervals import CONFIDENCE
 
 _CHUNK = 64  # replicates per vectorised block: memory ~ _CHUNK x N floats, a few times over
 TESTS = ("anova", "welch")
@@ -67,8 +68,7 @@ def _gap_interval(means: np.ndarray, variances: np.ndarray, fourth: np.ndarray, 
     va, vb = variances[:, i] / sizes[i], variances[:, j] / sizes[j]
     se = np.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (sizes[i] - 1) + vb**2 / (sizes[j] - 1))
-    df_low, df_high = float(sizes.min() - 1), float(2 * sizes.max() - 2)  # Welch-Satterthwaite's bounds
-    half = posthoc.critical_q_between(k, family_alpha, df, df_low, df_high) / np.sqrt(2.0) * se
+    half = posthoc.critical_q_many(k, family_alpha, df) / np.sqrt(2.0) * se
     diff = means[:, j] - means[:, i]
     range_low, range_high = gaps.bounds_from_intervals(diff - half, diff + half)
     sd = np.sqrt(ss_within / (n_total - k))
@@ -109,7 +109,7 @@ def _statistics(sums: list[np.ndarray], sizes: np.ndarray, confidence: float) ->
 
 
 def replicate(samples: list[np.ndarray], planted: list[Planted], replicates: int, rng: np.random.Generator,
-              confidence: float = 0.95) -> list[dict[str, np.ndarray]]:
+              confidence: float = CONFIDENCE) -> list[dict[str, np.ndarray]]:
     """Per planted effect, per replicate: each test's p-value and the gap CI (keys anova, welch, gap_low,
     gap_high). One set of label shuffles serves every planted effect."""
     rewards = np.concatenate(samples)
@@ -129,7 +129,7 @@ def replicate(samples: list[np.ndarray], planted: list[Planted], replicates: int
     return [{key: np.concatenate(values) for key, values in target.items()} for target in out]
 
 
-def rate_interval(hits: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+def rate_interval(hits: int, trials: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Clopper-Pearson interval of a rejection rate: exact, valid at 0 and 1, and it holds hits / trials."""
     from scipy.stats import binomtest
 

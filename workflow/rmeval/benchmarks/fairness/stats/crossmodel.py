@@ -9,6 +9,8 @@ from itertools import combinations
 
 import numpy as np
 
+from rmeval.intervals import CONFIDENCE
+
 
 @dataclass(frozen=True)
 class Correlation:
@@ -45,7 +47,7 @@ def pearson(a: np.ndarray, b: np.ndarray) -> Correlation:
         return Correlation(r, float(result.pvalue))
     if abs(r) == 1.0:  # Fisher's z is infinite: the interval is the point
         return Correlation(r, float(result.pvalue), r, r)
-    interval = result.confidence_interval(confidence_level=0.95)
+    interval = result.confidence_interval(confidence_level=CONFIDENCE)
     return Correlation(r, float(result.pvalue), float(interval.low), float(interval.high))
 
 
@@ -85,6 +87,13 @@ def rank_agreement(vectors: dict[str, np.ndarray]) -> list[RankAgreement]:
     return rows
 
 
+def ranks_missing_note(n_ranked: int) -> str:
+    """Why the rank correlation was not computed, with `n_ranked` (< 3) models ranked."""
+    have = ("no model of this run has" if n_ranked == 0 else
+            f"only {n_ranked} model{'s' if n_ranked > 1 else ''} of this run {'have' if n_ranked > 1 else 'has'}")
+    return f"{have} a published RewardBench rank (`rewardbench_rank` in the registry); Spearman needs at least 3"
+
+
 def rank_vs_fairness(metric: str, ranks: dict[str, int | None], values: dict[str, float]) -> RankVsFairness:
     """Spearman's rho between RewardBench rank (1 = best) and a gap metric.
 
@@ -96,9 +105,7 @@ def rank_vs_fairness(metric: str, ranks: dict[str, int | None], values: dict[str
     n = len(ranked)
     nan = float("nan")
     if n < 3:
-        return RankVsFairness(
-            metric, nan, nan, n, f"only {n} model(s) have a rewardbench_rank in the registry; Spearman needs >= 3"
-        )
+        return RankVsFairness(metric, nan, nan, n, ranks_missing_note(n))
     x = np.array([ranks[m] for m in ranked], dtype=np.float64)
     y = np.array([values[m] for m in ranked], dtype=np.float64)
     if np.ptp(x) == 0.0 or np.ptp(y) == 0.0:

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rmeval.intervals import CONFIDENCE
+
 if TYPE_CHECKING:
     from rmeval.benchmarks.fairness.stats.posthoc import PairComparison
 
@@ -200,7 +202,7 @@ def gap_analysis(
     samples: list[np.ndarray],
     n_permutations: int,
     seed: int,
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE,
 ) -> GapResult:
     from rmeval.benchmarks.fairness.stats import posthoc
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from rmeval.intervals import CONFIDENCE
+
 
 @dataclass(frozen=True)
 class GroupSummary:
@@ -55,7 +57,7 @@ class KruskalWallis:
     p_value: float
 
 
-def describe(group: str, values: np.ndarray, confidence: float = 0.95) -> GroupSummary:
+def describe(group: str, values: np.ndarray, confidence: float = CONFIDENCE) -> GroupSummary:
     from scipy import stats
 
     n = values.size

@@ -7,17 +7,11 @@ Welch standard errors and Welch-Satterthwaite degrees of freedom).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
 
-# scipy's studentized_range.ppf costs ~0.2 s a call (root finding over a numerical
-# integral), and Games-Howell needs one per pair at its own df. For df >= 10 the critical
-# value is a smooth function of 1/df, so a Chebyshev interpolant on 1/df in [0, 0.1]
-# built from a dozen exact ppf calls per (k, alpha) reproduces it to ~1e-5 (tested).
-_INTERPOLATION_MIN_DF = 10.0
-_CHEBYSHEV_NODES = 12
+from rmeval.intervals import CONFIDENCE, percentile_bounds
 
 
 @dataclass(frozen=True)
@@ -34,73 +28,16 @@ class PairComparison:
     reject: bool
 
 
-@lru_cache(maxsize=32)
-def _critical_q_interpolant(k: int, alpha: float) -> np.ndarray:
-    from numpy.polynomial import chebyshev
-    from scipy import stats
-
-    half_width = 0.5 / _INTERPOLATION_MIN_DF
-    nodes = np.cos(np.pi * (np.arange(_CHEBYSHEV_NODES) + 0.5) / _CHEBYSHEV_NODES)  # in (-1, 1)
-    inverse_df = half_width * (1.0 + nodes)
-    values = [float(stats.studentized_range.ppf(1.0 - alpha, k, 1.0 / x)) for x in inverse_df]
-    return chebyshev.chebfit(nodes, values, _CHEBYSHEV_NODES - 1)
-
-
 def critical_q(k: int, alpha: float, df: float) -> float:
     """Upper-alpha quantile of the studentized range with k means and df degrees of freedom."""
-    from numpy.polynomial import chebyshev
-    from scipy import stats
-
-    if df < _INTERPOLATION_MIN_DF:
-        return float(stats.studentized_range.ppf(1.0 - alpha, k, df))
-    half_width = 0.5 / _INTERPOLATION_MIN_DF
-    coefficients = _critical_q_interpolant(k, float(alpha))
-    return float(chebyshev.chebval((1.0 / df) / half_width - 1.0, coefficients))
+    return float(critical_q_many(k, alpha, np.array([df]))[0])
 
 
 def critical_q_many(k: int, alpha: float, df: np.ndarray) -> np.ndarray:
-    """critical_q over an array of df (the interpolant at once; exact ppf for the few df below its range)."""
-    from numpy.polynomial import chebyshev
+    """critical_q over an array of df (stats.studentized_range: an interpolant valid for every df >= 1)."""
+    from rmeval.benchmarks.fairness.stats.studentized_range import quantiles
 
-    df = np.asarray(df, dtype=np.float64)
-    half_width = 0.5 / _INTERPOLATION_MIN_DF
-    values = chebyshev.chebval((1.0 / np.maximum(df, _INTERPOLATION_MIN_DF)) / half_width - 1.0,
-                               _critical_q_interpolant(k, float(alpha)))
-    small = np.flatnonzero(df < _INTERPOLATION_MIN_DF)
-    flat = values.reshape(-1)
-    for index in small:
-        flat[index] = critical_q(k, alpha, float(df.reshape(-1)[index]))
-    return values
-
-
-@lru_cache(maxsize=32)
-def _narrow_interpolant(k: int, alpha: float, df_low: float, df_high: float) -> np.ndarray:
-    from numpy.polynomial import chebyshev
-    from scipy import stats
-
-    nodes = np.cos(np.pi * (np.arange(_NARROW_NODES) + 0.5) / _NARROW_NODES)
-    low, high = 1.0 / df_high, 1.0 / df_low
-    inverse_df = low + (high - low) * (1.0 + nodes) / 2.0
-    values = [float(stats.studentized_range.ppf(1.0 - alpha, k, 1.0 / x)) for x in inverse_df]
-    return chebyshev.chebfit(nodes, values, _NARROW_NODES - 1)
-
-
-_NARROW_NODES = 4
-
-
-def critical_q_between(k: int, alpha: float, df: np.ndarray, df_low: float, df_high: float) -> np.ndarray:
-    """critical_q over an array of df known to lie in [df_low, df_high] (Games-Howell's df of groups of sizes n_i,
-    n_j lies in [min(n) - 1, n_i + n_j - 2]): 4 exact quantiles on that range instead of the 12 of the general
-    interpolant, which is what a few hundred calibration replicates of one model need (a quartic in 1/df over a
-    narrow range: error far below 1e-6)."""
-    from numpy.polynomial import chebyshev
-
-    if df_low < _INTERPOLATION_MIN_DF or df_high <= df_low:
-        return critical_q_many(k, alpha, df)
-    coefficients = _narrow_interpolant(k, float(alpha), float(df_low), float(df_high))
-    low, high = 1.0 / df_high, 1.0 / df_low
-    position = 2.0 * (1.0 / np.clip(df, df_low, df_high) - low) / (high - low) - 1.0
-    return chebyshev.chebval(position, coefficients)
+    return quantiles(k, alpha, df)
 
 
 def _pair(
@@ -172,7 +109,7 @@ def games_howell(groups: list[str], samples: list[np.ndarray], alpha: float,
 
 
 def tukey_count_interval(samples: list[np.ndarray], alpha: float, n_bootstrap: int, rng: np.random.Generator,
-                         confidence: float = 0.95) -> tuple[float, float]:
+                         confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile interval of the number of Tukey-Kramer pairs significant at `alpha`, over a stratified bootstrap
     of the groups: how many pairs a rerun of this design would call different. Widened to hold the observed count
     (a count is discrete; its percentile interval can otherwise miss it)."""
@@ -189,5 +126,5 @@ def tukey_count_interval(samples: list[np.ndarray], alpha: float, n_bootstrap: i
     i, j = np.triu_indices(k, 1)
     se = np.sqrt(ss_within[:, None] / df * (1.0 / sizes[i] + 1.0 / sizes[j])[None, :])
     counts = (np.abs(means[:, j] - means[:, i]) > threshold * se).sum(axis=1)
-    low, high = np.percentile(counts, [50 * (1 - confidence), 100 - 50 * (1 - confidence)])
+    low, high = np.percentile(counts, percentile_bounds(confidence))
     return float(min(np.floor(low), observed)), float(max(np.ceil(high), observed))
