@@ -131,6 +131,48 @@ class ScoreStage:
 
 
 @dataclass(frozen=True)
+class Headline:
+    """A benchmark's headline number per model, read from one of its tables: what `rmeval run` prints on the console
+    when the run has no leaderboard to print (rmeval.run_command.answer).
+
+    output: the key of the table (a CSV output with a `model` column).
+    metric: its name, as the run's comparisons and leaderboard name it (`overall`, `scale_free_gap`).
+    value / ci_low / ci_high: its columns (no interval: ci_low and ci_high None).
+    where: column -> value the rows must hold (`{"subset": "Overall"}`).
+    detail: a column shown beside the model when a model has several rows (a PRM's step aggregation).
+    better: "higher" or "lower" (a gap: lower is fairer).
+    """
+
+    output: str
+    metric: str
+    value: str
+    ci_low: str | None = None
+    ci_high: str | None = None
+    where: Mapping[str, str] = field(default_factory=dict)
+    detail: str | None = None
+    better: str = "higher"
+
+
+@dataclass(frozen=True)
+class RunPreset:
+    """What `rmeval run` (rmeval.run_command) writes into the config for this benchmark when it turns it on, beyond
+    `<enabled_by>.enabled: true` and the run's models under `models_key`.
+
+    sections: "module:function" -> (rmeval.run_command.request.RunRequest) -> dict: its config sections (the
+        fairness benchmark: `groups`, `arxiv` from `--data`, `reference_model`).
+    data: the `--data` forms it takes ("api", "demo", "snapshot:FILE": a form with `:FILE` takes a path), the first
+        being the default; () when it takes none.
+    data_help: one line on what `--data` chooses for it.
+    by_default: on when `--benchmarks` is not given.
+    """
+
+    sections: str
+    data: tuple[str, ...] = ()
+    data_help: str = ""
+    by_default: bool = False
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """A benchmark: everything the shared layer (run plan, scoring, preflight, lock, CLI, `rule all`, report, run
     summary) needs to know of it, declared once. The shared layer loops over `all_benchmarks()` and never names one.
@@ -162,6 +204,8 @@ class Benchmark:
     capability: the key of one of its outputs, a CSV with columns `model, measure, score` (percent, higher = more
         capable): what other benchmarks may set their results against (the fairness benchmark's
         fairness_vs_capability reads every enabled benchmark's), through the file alone.
+    headlines: its headline numbers (`Headline`), for `rmeval run`'s console answer.
+    run_preset: what `rmeval run` writes into the config for it (`RunPreset`); None: `enabled: true` and the models.
     """
 
     name: str
@@ -186,6 +230,8 @@ class Benchmark:
     report_section: str | None = None
     run_settings: Mapping[str, str] = field(default_factory=dict)
     capability: str | None = None
+    headlines: tuple[Headline, ...] = ()
+    run_preset: RunPreset | None = None
 
     def __post_init__(self) -> None:
         for stage in self.score_stages:

@@ -9,7 +9,15 @@ its caption (and a loader in figures/inputs.py `READERS` when it reads a table n
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage, score_path
+from rmeval.benchmarks.catalogue import (
+    Benchmark,
+    Command,
+    Headline,
+    Output,
+    RunPreset,
+    ScoreStage,
+    score_path,
+)
 
 DATA_DIR = "results/data"
 DATA = "results/data/{group}.parquet"  # one sampled table per group (the arXiv stage's output)
@@ -179,6 +187,16 @@ BENCHMARK = Benchmark(
     reproduction_inputs=("table1", "table2", "table3", "table4", "table7", "power", "capability"),
     published=("resources/published/song2025_fairness.yaml",),
     report_section="fairness_section.rst",
+    # `rmeval run`: the scale-free gap per model (Table 7; lower is fairer), and the config it writes (run_preset.py)
+    headlines=(Headline("table7", "scale_free_gap", "scale_free_gap", "gap_ci_low", "gap_ci_high", better="lower"),),
+    run_preset=RunPreset(
+        sections="rmeval.benchmarks.fairness.run_preset:sections",
+        data=("api", "demo", "snapshot:FILE"),
+        data_help="fairness's arXiv papers: api (export.arxiv.org, network; the quick start's 50 per group), demo "
+                  "(the sample shipped in resources/demo/, offline: the demo's 30 per group), snapshot:FILE (a "
+                  "Kaggle arxiv-metadata-oai-snapshot file, offline)",
+        by_default=True,
+    ),
 )
 
 

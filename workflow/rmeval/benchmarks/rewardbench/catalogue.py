@@ -10,7 +10,7 @@ Import-free (read at Snakefile parse time): builders and commands are "module:fu
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage, score_path
+from rmeval.benchmarks.catalogue import Benchmark, Command, Headline, Output, ScoreStage, score_path
 
 NAME = "rewardbench"
 CATEGORY = "RewardBench"
@@ -58,4 +58,5 @@ BENCHMARK = Benchmark(
     summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
     summary_inputs=("capability",),
     report_section="rewardbench_section.rst",
+    headlines=(Headline("sections", "overall", "score", where={"section": "Overall"}),),
 )

@@ -7,7 +7,7 @@ Import-free (read at Snakefile parse time).
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Output, ScoreStage, score_path
+from rmeval.benchmarks.catalogue import Benchmark, Headline, Output, ScoreStage, score_path
 
 NAME = "rewardbench2"
 METRICS_RULE = "rewardbench2_metrics"
@@ -40,4 +40,5 @@ BENCHMARK = Benchmark(
     summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
     summary_inputs=("capability",),
     report_section="rewardbench2_section.rst",
+    headlines=(Headline("scores", "overall", "score", "ci_low", "ci_high", where={"subset": "Overall"}),),
 )

@@ -6,7 +6,15 @@ Import-free (read at Snakefile parse time): builders are "module:function" strin
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage, score_path, scores_dir
+from rmeval.benchmarks.catalogue import (
+    Benchmark,
+    Command,
+    Headline,
+    Output,
+    ScoreStage,
+    score_path,
+    scores_dir,
+)
 
 CATEGORY = "RewardMATH"
 METRICS_RULE = "rewardmath_metrics"
@@ -86,4 +94,6 @@ BENCHMARK = Benchmark(
     report_section="rewardmath_section.rst",
     run_settings={"prm_aggregation": "rewardmath.prm_aggregation"},
     capability="capability",
+    headlines=(Headline("metrics_ci", "accuracy", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
+                        where={"source": "workflow"}, detail="aggregation"),),
 )
