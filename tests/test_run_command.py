@@ -7,7 +7,6 @@ written config) is tests/test_run_command_e2e.py."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
 import subprocess
@@ -26,7 +25,7 @@ from rmeval.run_command.answer import COMPARISONS, LEADERBOARD, AnswerInputs, an
 from rmeval.run_command.launch import RUN_CONFIG, Launch, config_text, write_config
 from rmeval.run_command.models import HubAccess, Machine, ModelArg, Registry, resolve_all, resolve_model
 from scenarios import NO_NETWORK_PROXY
-from workflow_helpers import REPO_ROOT
+from workflow_helpers import REPO_ROOT, tree_state
 
 REGISTRY = Registry.load(REPO_ROOT / "config" / "models.yaml")
 CPU = Machine(gpus=0)
@@ -41,12 +40,6 @@ def model_folder(path: Path, config: dict, weights_bytes: int = 1000) -> Path:
     (path / "config.json").write_text(json.dumps(config))
     (path / "model.safetensors").write_bytes(b"\0" * weights_bytes)
     return path
-
-
-def tree_state(folder: Path) -> dict[str, tuple[str, int]]:
-    """Every file under `folder`: its bytes' hash and its modification time."""
-    return {str(path.relative_to(folder)): (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
-            for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
 @pytest.fixture

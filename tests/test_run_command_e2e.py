@@ -1,0 +1,125 @@
+"""`rmeval run` end to end, offline as on a fresh clone (the closed proxy, an empty Hugging Face cache): issue 42's
+"Done when". ONE Snakemake run (the module fixture) carries every assertion: two `rmeval tiny-model` folders through
+the demo data with `rmeval run --model A --model B --data demo --cores 2`, then the same command again, plain
+Snakemake on the config it wrote, and a dry run that adds a model. The bad-input tests stop before any job and live in
+tests/test_run_command.py."""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from scenarios import NO_NETWORK_PROXY, TinyModels
+from workflow_helpers import REPO_ROOT, run_snakemake_process, tree_state
+
+pytestmark = pytest.mark.e2e
+
+COMMAND = ["--model", "A", "--model", "B", "--data", "demo", "--cores", "2"]
+GROUPS = tuple(yaml.safe_load((REPO_ROOT / "config" / "demo.yaml").read_text())["groups"])
+
+
+@dataclass(frozen=True)
+class FrontDoorRun:
+    workdir: Path
+    env: dict[str, str]
+    first: subprocess.CompletedProcess
+    second: subprocess.CompletedProcess
+    after_first: dict[str, tuple[str, int]]
+    after_second: dict[str, tuple[str, int]]
+
+    @property
+    def results(self) -> Path:
+        return self.workdir / "results"
+
+
+def printed_answer(result: subprocess.CompletedProcess) -> str:
+    """What `rmeval run` printed after Snakemake ended (its own lines before it: the models and the command)."""
+    return result.stdout.split("\n\n", 1)[1]
+
+
+def rmeval_run(workdir: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-m", "rmeval", "run", *argv], cwd=workdir, env=env, capture_output=True,
+                            text=True, timeout=900, check=False)
+    assert result.returncode == 0, f"{result.stdout[-6000:]}\n--- stderr ---\n{result.stderr[-6000:]}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def front_door(tmp_path_factory: pytest.TempPathFactory, tiny_models: TinyModels) -> FrontDoorRun:
+    workdir = tmp_path_factory.mktemp("rmeval-run")
+    for name, seed in (("A", 0), ("B", 1), ("C", 0)):  # C: a third checkpoint (a copy of A: a dry run reads no weights)
+        tiny_models.copy_to(workdir / name, seed, "classifier")
+    env = {**os.environ, **NO_NETWORK_PROXY, "HF_HOME": str(workdir / "empty-hf-home")}
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # offline by the network, as on a fresh clone
+        env.pop(variable, None)
+    first = rmeval_run(workdir, env, *COMMAND)
+    after_first = tree_state(workdir / "results")
+    second = rmeval_run(workdir, env, *COMMAND)
+    return FrontDoorRun(workdir, env, first, second, after_first, tree_state(workdir / "results"))
+
+
+def test_it_writes_tables_1_to_4_and_the_config_it_ran(front_door):
+    tables = front_door.results / "tables"
+    for stem in ("table1_anova", "table2_tukey", "table3_nmgd", "table4_pearson"):
+        for suffix in ("csv", "md", "tex"):
+            assert (tables / f"{stem}.{suffix}").is_file(), f"{stem}.{suffix}"
+    with (tables / "table4_pearson.csv").open() as handle:  # Table 4 against the first model
+        assert [row["model"] for row in csv.DictReader(handle)] == ["B"]
+    text = (front_door.results / "run_config.yaml").read_text()
+    lines = text.splitlines()
+    assert lines[2] == f"#   snakemake -s {REPO_ROOT / 'Snakefile'} --configfile results/run_config.yaml --cores 2"
+    assert lines[3] == f"# Written by: rmeval run {' '.join(COMMAND)}"
+    config = yaml.safe_load(text)
+    assert [(entry["name"], entry["path"], entry["dtype"], entry["resources"]["gpu"]) for entry in config["models"]] \
+        == [("A", str(front_door.workdir / "A"), "float32", 0), ("B", str(front_door.workdir / "B"), "float32", 0)]
+    assert config["reference_model"] == "A" and config["arxiv"]["snapshot"] == "resources/demo/arxiv-sample.jsonl"
+    assert (front_door.results / "summary.md").is_file() and (front_door.results / "lock.yaml").is_file()
+
+
+def test_it_prints_each_models_headline_with_its_interval_and_where_the_files_are(front_door):
+    answer = printed_answer(front_door.first)
+    with (front_door.results / "tables" / "table7_gap.csv").open() as handle:
+        gaps = {row["model"]: row for row in csv.DictReader(handle)}
+    for model in ("A", "B"):  # the numbers of Table 7, as printed
+        row = gaps[model]
+        expected = [model, f"{float(row['scale_free_gap']):.3f}", f"[{float(row['gap_ci_low']):.3f},",
+                    f"{float(row['gap_ci_high']):.3f}]"]
+        assert expected in [line.split()[:4] for line in answer.splitlines()], answer
+    assert "  tables       results/tables/  table1_anova.md, table2_tukey.md, table3_nmgd.md, table4_pearson.md" in answer
+    assert "  summary      results/summary.md" in answer
+    assert f"  report       snakemake -s {REPO_ROOT / 'Snakefile'} --configfile results/run_config.yaml --report " \
+           "results/report.html" in answer
+    assert "No comparisons: results/tables/comparisons.csv is absent" in answer  # until issue 40's comparisons land
+    assert "A  --model A: local folder, config.json: LlamaForSequenceClassification, 1 label -> " \
+           "sequence-classification, the CPU, fp32 (this machine)" in front_door.first.stdout
+
+
+def test_the_same_command_again_does_no_work(front_door):
+    assert "Nothing to be done (all requested files are present and up to date)." in front_door.second.stderr
+    assert front_door.after_second == front_door.after_first  # every file's bytes and modification time
+    assert printed_answer(front_door.second) == printed_answer(front_door.first)
+
+
+def test_plain_snakemake_on_the_written_config_plans_nothing(front_door):
+    result = run_snakemake_process(["-s", str(REPO_ROOT / "Snakefile"), "--configfile", "results/run_config.yaml",
+                                    "-n"], cwd=front_door.workdir, env=front_door.env, timeout=300)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "Nothing to be done (all requested files are present and up to date)." in result.stdout + result.stderr
+
+
+def test_adding_a_model_scores_only_that_model(front_door):
+    result = rmeval_run(front_door.workdir, front_door.env, *COMMAND[:4], "--model", "C", *COMMAND[4:], "-n")
+    planned = re.findall(r"rule (\w+):\n(?:    .*\n)*?    wildcards: ([^\n]*)", result.stdout)
+    scored = sorted(wildcards for rule, wildcards in planned if rule == "score_fairness")
+    assert scored == sorted(f"model=C, table={group}" for group in GROUPS)
+    assert [wildcards for rule, wildcards in planned if rule == "download_model"] == ["model=C"]
+    # a dry run leaves results/ as it was: its config goes to .snakemake/rmeval/
+    assert tree_state(front_door.results) == front_door.after_first
+    assert "- name: C" in (front_door.workdir / ".snakemake/rmeval/run_config.dry-run.yaml").read_text()
