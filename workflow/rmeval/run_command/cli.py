@@ -59,6 +59,12 @@ def _benchmark_help() -> tuple[str, str]:
             f"the data source of {data}")
 
 
+def _cores(text: str) -> str:
+    if text != "all" and not (text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of cores >= 1, or all")
+    return text
+
+
 def build_parser(repository: Path) -> argparse.ArgumentParser:
     from rmeval.run_command.launch import profiles
 
@@ -82,7 +88,7 @@ def build_parser(repository: Path) -> argparse.ArgumentParser:
     parser.add_argument("--data", default=None, metavar="SOURCE", help=data_help)
     parser.add_argument("--set", action="append", default=[], dest="settings", metavar="KEY=VALUE",
                         help="any config key by its dotted path (config/README.md), the value as YAML; repeatable")
-    parser.add_argument("--cores", default=None, metavar="N",
+    parser.add_argument("--cores", default=None, metavar="N", type=_cores,
                         help="Snakemake's --cores (default: all, or what the profile says)")
     parser.add_argument("--profile", default=None, choices=profiles(repository),
                         help="Snakemake's --workflow-profile profiles/<name> (default: profiles/default)")

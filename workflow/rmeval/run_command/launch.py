@@ -60,9 +60,13 @@ class Launch:
         return shlex.join(["snakemake", *args])
 
     def run(self) -> int:
-        """Snakemake in this process's interpreter, its output on this console; its exit status."""
-        return subprocess.run([sys.executable, "-m", "snakemake", *self.arguments()], cwd=self.workdir,
-                              check=False).returncode
+        """Snakemake in this process's interpreter, its output on this console; its exit status. Ctrl-C reaches
+        Snakemake too (one process group): it stops its jobs, and this waits for it."""
+        process = subprocess.Popen([sys.executable, "-m", "snakemake", *self.arguments()], cwd=self.workdir)
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            return process.wait()
 
 
 def config_text(config: dict[str, Any], launch: Launch, argv: list[str]) -> str:
