@@ -24,6 +24,7 @@ from rmeval.run_command import build, overrides
 from rmeval.run_command.answer import COMPARISONS, LEADERBOARD, AnswerInputs, answer
 from rmeval.run_command.launch import RUN_CONFIG, Launch, config_text, write_config
 from rmeval.run_command.models import HubAccess, Machine, ModelArg, Registry, resolve_all, resolve_model
+from rmeval.run_plan import enabled_benchmarks
 from scenarios import NO_NETWORK_PROXY
 from workflow_helpers import REPO_ROOT, tree_state
 
@@ -218,7 +219,7 @@ def test_the_config_turns_on_the_chosen_benchmarks_with_the_runs_models(run_dir)
     assert config["rewardmath"] == {"enabled": True, "models": ["A", "B"]}
     assert config["rewardbench2"] == {"enabled": True, "models": ["A", "B"]}
     assert config["rewardbench"] == {"enabled": False}
-    assert [bench.name for bench in setup.benchmarks] == ["fairness", "rewardmath", "rewardbench2"]
+    assert [bench.name for bench in enabled_benchmarks(config)] == ["fairness", "rewardmath", "rewardbench2"]
     assert overrides.problems(config) == []
     alone = _prepare(["--model", "A", "--benchmarks", "rewardbench"]).config
     assert alone["fairness"] == {"enabled": False} and "groups" not in alone and "arxiv" not in alone

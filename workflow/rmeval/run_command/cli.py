@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rmeval.benchmarks.catalogue import Benchmark
 from rmeval.errors import RmevalError
 from rmeval.run_command.models import BASELINE_SUFFIX, ModelArg, Resolved
 
@@ -99,11 +98,10 @@ def build_parser(repository: Path) -> argparse.ArgumentParser:
 
 @dataclass(frozen=True)
 class Setup:
-    """The run as checked: its config, its models and benchmarks."""
+    """The run as checked: its config and its models."""
 
     config: dict[str, Any]
     models: list[Resolved]
-    benchmarks: list[Benchmark]
 
 
 def _problem_report(problems: Sequence[str]) -> str:
@@ -129,7 +127,7 @@ def prepare(args: argparse.Namespace, repository: Path) -> Setup:
         except RmevalError as error:
             problems.append(str(error))
     names = ([name.strip() for name in args.benchmarks.split(",") if name.strip()] if args.benchmarks is not None
-             else [bench for bench in _default_benchmarks()])
+             else _default_benchmarks())
     benchmarks, unknown = build.selected(names)
     problems += unknown
     if not names:
@@ -157,7 +155,7 @@ def prepare(args: argparse.Namespace, repository: Path) -> Setup:
         problems += overrides.apply_all(config, settings)
     if problems:
         raise RmevalError(_problem_report(problems))
-    return Setup(config, models, benchmarks)
+    return Setup(config, models)
 
 
 def _default_benchmarks() -> list[str]:
