@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -352,17 +353,19 @@ def table7_row(model: str, gap: float, low: float, high: float) -> dict:
 
 def test_without_a_leaderboard_the_answer_says_so_and_reads_each_benchmarks_own_table(tmp_path):
     write_csv(tmp_path / "results/tables/table7_gap.csv",
-              [table7_row("A", 0.672, 0.0, 1.716), table7_row("B", 0.46, 0.0, 1.485), table7_row("old", 9, 8, 10)])
+              [table7_row("A", 0.672, 0.0, 1.716), table7_row("B", 0.46, 0.0, 1.485), table7_row("old", 9, 8, 10),
+               table7_row("length-baseline", 2.1, 1.2, 3.0)])
     (tmp_path / "results/tables/table1_anova.md").write_text("| model |\n")
     (tmp_path / "results/summary.md").write_text("# Summary\n")
-    text = answer(inputs(tmp_path, ["A", "B"]))
+    text = answer(replace(inputs(tmp_path, ["A", "B", "length-baseline"]), baselines=frozenset({"length-baseline"})))
     lines = text.splitlines()
     assert lines[0] == (f"No leaderboard: {LEADERBOARD} is absent, so no ranks; each benchmark's headline from its "
                         "own table (95% intervals where the table has them)")
     assert lines[1] == ("  Group fairness on arXiv abstracts (Song et al. 2025): scale_free_gap (lower is better; "
                         "results/tables/table7_gap.csv)")
-    assert [line.split() for line in lines[3:5]] == [["A", "0.672", "[0.000,", "1.716]"],
-                                                     ["B", "0.460", "[0.000,", "1.485]"]]
+    assert [line.split() for line in lines[3:6]] == [["A", "0.672", "[0.000,", "1.716]"],
+                                                     ["B", "0.460", "[0.000,", "1.485]"],
+                                                     ["length-baseline", "(baseline)", "2.100", "[1.200,", "3.000]"]]
     assert "old" not in text  # only this run's models
     assert "    results/tables/rewardbench2_scores.csv is absent" in lines
     assert f"No comparisons: {COMPARISONS} is absent (this workflow writes no paired comparisons)." in lines

@@ -39,6 +39,7 @@ class AnswerInputs:
     models: Sequence[str]
     configfile: str
     snakemake: str
+    baselines: frozenset[str] = frozenset()  # the models that are trivial baselines
 
 
 # ----------------------------------------------------------------------------- reading
@@ -149,7 +150,7 @@ def headline_lines(inputs: AnswerInputs) -> list[str]:
             if rows is None:
                 lines.append(f"{INDENT * 2}{path} is absent")
                 continue
-            body = _headline_rows(rows, headline, inputs.models)
+            body = _headline_rows(rows, headline, inputs.models, inputs.baselines)
             if not body:
                 lines.append(f"{INDENT * 2}no row of this run's models in {path}")
                 continue
@@ -157,13 +158,15 @@ def headline_lines(inputs: AnswerInputs) -> list[str]:
     return lines
 
 
-def _headline_rows(rows: list[dict[str, str]], headline: Headline, models: Sequence[str]) -> list[list[str]]:
+def _headline_rows(rows: list[dict[str, str]], headline: Headline, models: Sequence[str],
+                   baselines: frozenset[str]) -> list[list[str]]:
     kept = [row for row in rows if row.get("model") in models
             and all(row.get(column) == value for column, value in headline.where.items())]
     several = len({row["model"] for row in kept}) < len(kept)
     body = []
     for row in sorted(kept, key=lambda row: models.index(row["model"])):
         label = row["model"] + (f" ({row.get(headline.detail, '')})" if several and headline.detail else "")
+        label += " (baseline)" if row["model"] in baselines else ""
         interval = (show_interval(row.get(headline.ci_low), row.get(headline.ci_high), decimals_for(row.get(headline.value)))
                     if headline.ci_low and headline.ci_high else "no interval in this table")
         body.append([label, show_number(row.get(headline.value)), interval])

@@ -76,6 +76,7 @@ class Resolved:
     entry: str | dict[str, Any]
     given: str  # `--model X` / `--baseline K`, for messages
     how: str
+    baseline: bool = False  # a trivial baseline, not a reward model (the answer marks it)
 
 
 @dataclass
@@ -297,7 +298,7 @@ def resolve_baseline(kind: str, registry: Registry) -> Resolved:
                   else f"; it has no `*{BASELINE_SUFFIX}` entry (an `adapter: baseline` model)")
         raise RmevalError(f"--baseline {kind}: the registry ({registry.path}) has no entry `{name}`{listed}")
     spec = registry.specs[name]
-    return Resolved(name, name, f"--baseline {kind}", f"the registry's {name} ({spec.adapter})")
+    return Resolved(name, name, f"--baseline {kind}", f"the registry's {name} ({spec.adapter})", baseline=True)
 
 
 def resolve_all(models: list[ModelArg], baselines: list[str], registry: Registry, machine: Machine,
