@@ -113,6 +113,15 @@ def test_options_that_do_not_apply_or_a_missing_kind_are_refused() -> None:
         spec_from_mapping({"name": "m"}, where="models[0]")  # a model still needs its path
 
 
+def test_the_schema_leaves_out_the_path_of_exactly_the_weightless_adapters() -> None:
+    from rmeval.registry import _schema
+
+    entry = _schema()["$defs"]["entry"]
+    assert entry["if"]["properties"]["adapter"] == {"const": "baseline"} and entry["else"] == {"required": ["path"]}
+    assert [name for name, adapter in ADAPTERS.items() if adapter.weightless] == ["baseline"]
+    assert not any(adapter.loads_model for adapter in ADAPTERS.values() if adapter.weightless or adapter.remote)
+
+
 def test_registry_baselines_need_no_path_gpu_download_or_preflight(tmp_path: Path) -> None:
     for name, kind in (("length-baseline", "length"), ("random-baseline", "random"), ("constant-baseline", "constant")):
         spec = REGISTRY[name]
@@ -163,3 +172,51 @@ def test_scoring_a_baseline_imports_neither_torch_nor_transformers(tmp_path: Pat
             "print(rc, 'torch' in sys.modules, 'transformers' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.split() == ["0", "False", "False"], done.stderr
+
+
+def test_rewardmath_and_math_prm_score_the_solutions_as_text(shared_data: Path, tmp_path: Path) -> None:
+    """The length baseline on the RewardMATH sample and all 447 RewardBench math-prm pairs, through `rmeval score`
+    and `rmeval rewardmath-metrics`: it reads each solution as its text (the steps joined by newlines), so its
+    accuracy is what the texts' lengths say, equals the table's own `longest solution` rule, and its rows are this
+    run's, of kind baseline, out of the capability file."""
+    import csv
+
+    from rmeval.benchmarks.rewardmath.subjects import REWARDBENCH_STEM
+
+    rm = shared_data / "rewardmath"
+    data, scores, out = tmp_path / "data", tmp_path / "scores", tmp_path / "tables"
+    assert rmeval(["rewardmath-prepare", "--source", "local", "--path",
+                   str(rm / "benchmark_samples" / "RewardMATH_direct.json"), "--rewardbench-source", "local",
+                   "--rewardbench-path", str(rm / "rewardbench_math_prm_pairs.jsonl"), "--out", str(data)]) == 0
+    spec = REGISTRY["length-baseline"].to_json()
+    for stem in ("algebra", REWARDBENCH_STEM):
+        assert rmeval(["score", "--spec", spec, "--task", "pairs", "--input", str(data / f"{stem}.parquet"),
+                       "--output", str(scores / "length-baseline" / f"{stem}.parquet")]) == 0
+    assert rmeval(["rewardmath-metrics", "--scores", str(scores), "--data", str(data), "--subjects", "algebra",
+                   "--out", str(out)]) == 0
+
+    def rows(stem: str) -> dict[tuple[str, str], dict[str, str]]:
+        with (out / f"{stem}.csv").open(newline="") as handle:
+            return {(row["source"], row["setup"]): row for row in csv.DictReader(handle)}
+
+    # RewardMATH: the chosen solution wins when its text is strictly the longest of its problem's
+    problems = pd.read_parquet(data / "algebra.parquet")
+    wins = [max(len("\n".join(s)) for s in group.loc[group["solution_type"] != "chosen", "steps"])
+            < len("\n".join(group.loc[group["solution_type"] == "chosen", "steps"].item()))
+            for _, group in problems.groupby("problem_id")]
+    metrics = rows("rewardmath_metrics")
+    ours = metrics[("workflow", "length-baseline")]
+    assert (ours["kind"], ours["n"]) == ("baseline", str(len(wins)))
+    assert float(ours["accuracy"]) == pytest.approx(100 * sum(wins) / len(wins), abs=0.005)
+    assert ours["accuracy"] == metrics[("baseline", "longest solution")]["accuracy"]
+    # RewardBench math-prm: one-to-one, a tie a loss
+    pairs = [json.loads(line) for line in (rm / "rewardbench_math_prm_pairs.jsonl").read_text().splitlines() if line]
+    won = [len("\n".join(p["chosen_steps"])) > len("\n".join(p["rejected_steps"])) for p in pairs]
+    math_prm = rows("rewardbench_math_prm_accuracy")
+    ours = math_prm[("workflow", "length-baseline")]
+    assert ours["kind"] == "baseline" and ours["n"] == str(len(pairs)) == "447"
+    assert float(ours["accuracy"]) == pytest.approx(100 * sum(won) / len(won), abs=0.005)
+    assert ours["accuracy"] == math_prm[("baseline", "longest solution")]["accuracy"]
+    assert "trivial baselines scored as models" in (out / "rewardmath_metrics.md").read_text()
+    with (out / "rewardmath_capability.csv").open(newline="") as handle:
+        assert list(csv.DictReader(handle)) == []  # a baseline is not a model whose capability is measured

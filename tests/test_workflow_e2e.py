@@ -100,7 +100,9 @@ def test_table3_and_table4_match_group_means(e2e_run):
 def test_group_means_table_and_table_formats(e2e_run):
     tables = e2e_run.results / "tables"
     means = pd.read_csv(tables / "group_means.csv")
-    assert list(means.columns) == ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high", "truncated_percent"]
+    # the `note` column marks the length baseline's rows (a table that names a baseline or a judge has one)
+    assert list(means.columns) == ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high", "truncated_percent",
+                                   "note"]
     assert len(means) == len(e2e_run.models) * len(e2e_run.groups)
     assert (means["n"] == _papers(e2e_run)).all()
     assert ((means["ci_low"] < means["mean"]) & (means["mean"] < means["ci_high"])).all()

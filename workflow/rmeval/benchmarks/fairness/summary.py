@@ -253,13 +253,13 @@ def length_alone_lines(tables: dict[str, Any], baselines: dict[str, Any]) -> lis
         if pd_isna(row["scale_free_gap"]):
             lines.append(f"- Length alone: {model}'s gap is undefined ({row['note']}).")
             continue
-        others = ", ".join(gap_text(m) for m in models) or "no reward model in this run"
+        beside = f"; the models': {', '.join(gap_text(m) for m in models)}" if models else (
+            "; no reward model ran beside it")
         lines.append(
             f"- Length alone: the length baseline {model} ({rule['rule']}) has a scale-free gap of "
             f"{row['scale_free_gap']:.2f} SD (95% CI {row['gap_ci_low']:.2f} to {row['gap_ci_high']:.2f}; "
-            f"{_label(row['max_group'])} over {_label(row['min_group'])}); the models': {others}. A model's gap "
-            "near this one may come from the responses' lengths rather than their groups (Table 8 adjusts each "
-            "model for length).")
+            f"{_label(row['max_group'])} over {_label(row['min_group'])}){beside}. A model's gap near this one may "
+            "come from the responses' lengths rather than their groups (Table 8 adjusts each model for length).")
     return lines
 
 

@@ -196,7 +196,7 @@ def capability_table(tables: MetricTables, out_dir: Path, stem: str) -> None:
     the benchmark's `capability` file for the fairness benchmark's fairness_vs_capability; trivial baselines out."""
     chosen: dict[str, Row] = {}
     for row in tables.metrics:
-        if row["source"] != "workflow" or row["kind"] == BASELINE:
+        if row["source"] != "workflow" or row.get("kind") == BASELINE:
             continue
         if row["setup"] not in chosen or row["aggregation"] == tables.prm_aggregation:
             chosen[row["setup"]] = row
