@@ -128,6 +128,11 @@ def test_registry_baselines_need_no_path_gpu_download_or_preflight(tmp_path: Pat
         assert is_baseline(spec) and spec.options["kind"] == kind and spec.path == f"baseline:{kind}"
         assert spec.attn_implementation is None and ModelSpec.from_json(spec.to_json()) == spec
     assert not is_baseline(REGISTRY["Skywork-Reward-V2-Qwen3-0.6B"]) and is_baseline({"adapter": "baseline"})
+    from rmeval.registry_listing import rows
+
+    (listed,) = [row for row in rows(REGISTRY, None) if row.name == "length-baseline"]  # `rmeval models`
+    assert (listed.adapter, listed.parameters, listed.gpus, listed.revision) == (
+        "baseline", "none (baseline)", "0 (no weights)", "n/a (a rule)")
     assert not is_baseline({"path": "org/model"})  # the schema's default adapter
     inline = spec_from_mapping({"name": "len", "adapter": "baseline", "options": {"kind": "length"}}, where="t")
     assert inline.path == "baseline:length" and inline.resources.gpu == 1  # the schema's default ...
@@ -220,3 +225,31 @@ def test_rewardmath_and_math_prm_score_the_solutions_as_text(shared_data: Path, 
     assert "trivial baselines scored as models" in (out / "rewardmath_metrics.md").read_text()
     with (out / "rewardmath_capability.csv").open(newline="") as handle:
         assert list(csv.DictReader(handle)) == []  # a baseline is not a model whose capability is measured
+
+
+def test_fairness_tables_mark_a_baseline_after_the_row_s_own_note() -> None:
+    from rmeval.benchmarks.fairness.stats.marks import (
+        BASELINE_SUFFIX,
+        JUDGE_SUFFIX,
+        labelled,
+        without_baseline_note,
+    )
+    from rmeval.benchmarks.fairness.stats.tables import Table, to_latex, to_markdown
+
+    frame = pd.DataFrame({"model": ["rm", "judge", "len"], "f_statistic": [1.0, 2.0, 3.0],
+                          "note": ["", "", "every group constant"]})
+    table = Table("table1_anova", "ANOVA", frame, "Own note.")
+    for_csv, for_humans = labelled(table, {"judge"}, {"len": BaselineRule("length")})
+    assert for_csv.frame["model"].tolist() == ["rm", "judge", "len"]  # the CSV keeps the names
+    notes = for_csv.frame["note"].tolist()
+    assert notes[0] == "" and notes[1].startswith("LLM judge")
+    assert notes[2] == ("every group constant; trivial baseline, not a reward model: reward = the number of "
+                        "characters of the response")
+    assert without_baseline_note(notes[2]) == "every group constant" and without_baseline_note(notes[1]) == notes[1]
+    assert for_humans.frame["model"].tolist() == ["rm", f"judge{JUDGE_SUFFIX}", f"len{BASELINE_SUFFIX}"]
+    markdown, latex = to_markdown(for_humans), to_latex(for_humans)
+    assert "len (baseline‡)" in markdown and "‡ A trivial baseline, not a reward model" in markdown
+    assert "len (baseline‡)" in latex
+    pairs = Table("table9", "pairs", pd.DataFrame({"model_a": ["rm"], "model_b": ["len"], "kendall_tau": [0.1]}))
+    assert "trivial baseline" in labelled(pairs, set(), {"len": BaselineRule("length")})[0].frame["note"].item()
+    assert labelled(table, set(), {}) == (table, table)
