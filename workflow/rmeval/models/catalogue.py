@@ -10,6 +10,7 @@ Import-free (no torch, transformers, requests or yaml): Snakemake reads it at pa
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -211,7 +212,7 @@ def is_baseline(model: Any) -> bool:
     """Whether a model is a trivial baseline (adapter `baseline`), not a reward model: `model` is its resolved entry
     (rmeval.registry.ModelSpec), or a mapping with its `adapter` (an entry as written, a score sidecar, a lock's
     model record). The one test of it: tables, summaries and comparisons mark baselines by it."""
-    adapter = model.get("adapter") if isinstance(model, dict) else getattr(model, "adapter", None)
+    adapter = model.get("adapter") if isinstance(model, Mapping) else getattr(model, "adapter", None)
     return adapter == BASELINE
 
 
