@@ -56,7 +56,7 @@ BENCHMARK = Benchmark(
     ),
     capability="capability",
     summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
-    summary_inputs=("capability",),
+    summary_inputs=("sections",),  # its Overall rows, with their mode (a baseline is named as one)
     report_section="rewardbench_section.rst",
     headlines=(Headline("sections", "overall", "score", where={"section": "Overall"}),),
 )

@@ -38,7 +38,7 @@ BENCHMARK = Benchmark(
     ),
     capability="capability",
     summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
-    summary_inputs=("capability",),
+    summary_inputs=("scores",),  # its Overall rows, with their mode (a baseline is named as one)
     report_section="rewardbench2_section.rst",
     headlines=(Headline("scores", "overall", "score", "ci_low", "ci_high", where={"subset": "Overall"}),),
 )
