@@ -189,9 +189,15 @@ def test_registry_names_and_their_hub_ids_take_the_registry_entry():
 
 def test_a_baseline_is_its_registry_entry_or_a_line_naming_the_entry():
     kinds = REGISTRY.baselines()
-    models, problems = resolve_all([], [*kinds, "shortest"], REGISTRY, CPU, REACHABLE)
-    assert [model.entry for model in models] == [f"{kind}-baseline" for kind in kinds]
-    assert problems[0].startswith("--baseline shortest: the registry (") and "no entry `shortest-baseline`" in problems[0]
+    assert {"length", "random"} <= set(kinds)
+    offline = HubAccess(_blocked="HF_HUB_OFFLINE is set", _asked=True)  # a baseline has no weights to find
+    models, problems = resolve_all([ModelArg("length-baseline", "length-as-model")], [*kinds, "shortest"], REGISTRY,
+                                   CPU, offline)
+    assert [model.entry for model in models][1:] == [f"{kind}-baseline" for kind in kinds]
+    assert all(model.baseline for model in models)
+    assert models[0].entry["name"] == "length-as-model" and models[0].entry["options"] == {"kind": "length"}
+    assert problems == [f"--baseline shortest: the registry ({REGISTRY.path}) has no entry `shortest-baseline`; its "
+                        f"baselines: {', '.join(kinds)}"]
 
 
 def test_model_names_are_made_valid():

@@ -1,8 +1,8 @@
 """`rmeval run` end to end, offline as on a fresh clone (the closed proxy, an empty Hugging Face cache): issue 42's
-"Done when". ONE Snakemake run (the module fixture) carries every assertion: two `rmeval tiny-model` folders through
-the demo data with `rmeval run --model A --model B --data demo --cores 2`, then the same command again, plain
-Snakemake on the config it wrote, and a dry run that adds a model. The bad-input tests stop before any job and live in
-tests/test_run_command.py."""
+"Done when". ONE full Snakemake run (the module fixture) carries every assertion: two `rmeval tiny-model` folders
+through the demo data with `rmeval run --model A --model B --data demo --cores 2`, then the same command again, plain
+Snakemake on the config it wrote, a dry run that adds a model, and the same command with `--baseline length` added
+(it scores the baseline alone). The bad-input tests stop before any job and live in tests/test_run_command.py."""
 
 from __future__ import annotations
 
@@ -33,10 +33,20 @@ class FrontDoorRun:
     second: subprocess.CompletedProcess
     after_first: dict[str, tuple[str, int]]
     after_second: dict[str, tuple[str, int]]
+    config_text: str  # results/run_config.yaml after the first command
 
     @property
     def results(self) -> Path:
         return self.workdir / "results"
+
+
+@dataclass(frozen=True)
+class BaselineAdded:
+    """The same command with `--baseline length` added, after the front door's run."""
+
+    run: subprocess.CompletedProcess
+    before: dict[str, tuple[str, int]]
+    after: dict[str, tuple[str, int]]
 
 
 def printed_answer(result: subprocess.CompletedProcess) -> str:
@@ -61,8 +71,16 @@ def front_door(tmp_path_factory: pytest.TempPathFactory, tiny_models: TinyModels
         env.pop(variable, None)
     first = rmeval_run(workdir, env, *COMMAND)
     after_first = tree_state(workdir / "results")
+    config_text = (workdir / "results" / "run_config.yaml").read_text()
     second = rmeval_run(workdir, env, *COMMAND)
-    return FrontDoorRun(workdir, env, first, second, after_first, tree_state(workdir / "results"))
+    return FrontDoorRun(workdir, env, first, second, after_first, tree_state(workdir / "results"), config_text)
+
+
+@pytest.fixture(scope="module")
+def baseline_added(front_door: FrontDoorRun) -> BaselineAdded:
+    before = tree_state(front_door.results)
+    run = rmeval_run(front_door.workdir, front_door.env, *COMMAND, "--baseline", "length")
+    return BaselineAdded(run, before, tree_state(front_door.results))
 
 
 def test_it_writes_tables_1_to_4_and_the_config_it_ran(front_door):
@@ -71,8 +89,8 @@ def test_it_writes_tables_1_to_4_and_the_config_it_ran(front_door):
         for suffix in ("csv", "md", "tex"):
             assert (tables / f"{stem}.{suffix}").is_file(), f"{stem}.{suffix}"
     with (tables / "table4_pearson.csv").open() as handle:  # Table 4 against the first model
-        assert [row["model"] for row in csv.DictReader(handle)] == ["B"]
-    text = (front_door.results / "run_config.yaml").read_text()
+        assert [row["model"] for row in csv.DictReader(handle)][0] == "B"
+    text = front_door.config_text
     lines = text.splitlines()
     assert lines[2] == f"#   snakemake -s {REPO_ROOT / 'Snakefile'} --configfile results/run_config.yaml --cores 2"
     assert lines[3] == f"# Written by: rmeval run {' '.join(COMMAND)}"
@@ -114,12 +132,31 @@ def test_plain_snakemake_on_the_written_config_plans_nothing(front_door):
     assert "Nothing to be done (all requested files are present and up to date)." in result.stdout + result.stderr
 
 
-def test_adding_a_model_scores_only_that_model(front_door):
+def test_adding_a_model_plans_only_that_models_scores_and_a_dry_run_changes_nothing(front_door):
+    before = tree_state(front_door.results)
     result = rmeval_run(front_door.workdir, front_door.env, *COMMAND[:4], "--model", "C", *COMMAND[4:], "-n")
     planned = re.findall(r"rule (\w+):\n(?:    .*\n)*?    wildcards: ([^\n]*)", result.stdout)
     scored = sorted(wildcards for rule, wildcards in planned if rule == "score_fairness")
     assert scored == sorted(f"model=C, table={group}" for group in GROUPS)
     assert [wildcards for rule, wildcards in planned if rule == "download_model"] == ["model=C"]
     # a dry run leaves results/ as it was: its config goes to .snakemake/rmeval/
-    assert tree_state(front_door.results) == front_door.after_first
+    assert tree_state(front_door.results) == before
     assert "- name: C" in (front_door.workdir / ".snakemake/rmeval/run_config.dry-run.yaml").read_text()
+
+
+def test_a_length_baseline_added_is_the_only_model_scored_and_the_answer_marks_it(front_door, baseline_added):
+    scores = "scores/fairness/"
+    changed = {path for path, state in baseline_added.after.items() if baseline_added.before.get(path) != state}
+    assert {path for path in changed if path.startswith(scores) and path.endswith(".parquet")} == \
+        {f"{scores}length-baseline/{group}.parquet" for group in GROUPS}
+    kept = [path for path in baseline_added.before if path.startswith((f"{scores}A/", f"{scores}B/"))]
+    assert kept and all(baseline_added.after[path] == baseline_added.before[path] for path in kept)
+    assert "length-baseline  --baseline length: the registry's length-baseline (baseline, baseline:length)" in \
+        baseline_added.run.stdout
+    answer = printed_answer(baseline_added.run)
+    with (front_door.results / "tables" / "table7_gap.csv").open() as handle:
+        gap = {row["model"]: row for row in csv.DictReader(handle)}["length-baseline"]
+    assert any(line.split()[:3] == ["length-baseline", "(baseline)", f"{float(gap['scale_free_gap']):.3f}"]
+               for line in answer.splitlines()), answer
+    config = yaml.safe_load((front_door.results / "run_config.yaml").read_text())
+    assert config["models"][2] == "length-baseline" and config["reference_model"] == "A"

@@ -25,6 +25,7 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 from rmeval.hub import LOCAL_PREFIXES
+from rmeval.models.catalogue import is_baseline
 from rmeval.registry import DEFAULT_ADAPTER, ModelSpec, entry_defaults, valid_model_name
 
 # An "org/name" hub id (a bare name is a registry name or a folder; two slashes are a path).
@@ -191,13 +192,14 @@ def _name(arg: ModelArg, derived: str) -> str:
 def _from_registry(arg: ModelArg, registry_name: str, registry: Registry, hub: HubAccess) -> Resolved:
     spec = registry.specs[registry_name]
     given = f"--model {arg.source}"
-    if not spec.adapter_entry.remote:
+    if spec.adapter_entry.loads_model:  # an endpoint or a baseline has no weights to find
         _check_hub_model(given, f"the registry's {registry_name} ({spec.path})", spec.path, spec.revision, hub)
     name = _name(arg, registry_name)
     entry: str | dict[str, Any] = registry_name
     if name != registry_name:
         entry = {**registry.written[registry_name], "name": name}
-    return Resolved(name, entry, given, f"the registry's {registry_name} ({spec.adapter}, {spec.path})")
+    return Resolved(name, entry, given, f"the registry's {registry_name} ({spec.adapter}, {spec.path})",
+                    baseline=is_baseline(spec))
 
 
 def _check_hub_model(given: str, subject: str, path: str, revision: str | None, hub: HubAccess) -> None:
@@ -298,7 +300,8 @@ def resolve_baseline(kind: str, registry: Registry) -> Resolved:
                   else f"; it has no `*{BASELINE_SUFFIX}` entry (an `adapter: baseline` model)")
         raise RmevalError(f"--baseline {kind}: the registry ({registry.path}) has no entry `{name}`{listed}")
     spec = registry.specs[name]
-    return Resolved(name, name, f"--baseline {kind}", f"the registry's {name} ({spec.adapter})", baseline=True)
+    return Resolved(name, name, f"--baseline {kind}", f"the registry's {name} ({spec.adapter}, {spec.path})",
+                    baseline=is_baseline(spec))
 
 
 def resolve_all(models: list[ModelArg], baselines: list[str], registry: Registry, machine: Machine,
