@@ -9,18 +9,19 @@ family is exact where the groups are equal, the one place where the lower bound 
 always holds R = 0), and conservative elsewhere. Each pair's SE is widened by the divisor's relative SE (delta
 method), so that dividing by an estimated divisor keeps the bound when the gap is large.
 
-Upper bound, at 1 - alpha / 2: inversion of a parametric-bootstrap test of R = r (the confidence set of every r
-that a level-alpha/2 test of "R is no smaller than observed" does not reject). Under R = r the configuration of the
-group means is a nuisance; the test plays it at the estimate restricted to range r (the highest group moved up and
-the lowest down, shares by their variances) with the other groups shrunk towards their precision-weighted mean by
-the method-of-moments factor sqrt(1 - (m - 1) / F) (their observed spread, less what noise adds; it keeps the
-selection of the extremes from pulling them closer than they are). Each of B draws (group means' errors and the
-divisor's, seeded per model) leaves the estimate at most the observed one exactly for r up to a value in closed
-form (the range is a maximum of four lines in r), so the upper bound is the (1 - alpha/2) quantile of those values:
-no root search. The bootstrap of a range is inconsistent where groups tie (Andrews 2000); here that can only make
-the upper bound too wide (at equality it cannot miss), and the two failure events are disjoint, so the interval
-misses at most alpha where the groups are equal and about alpha when they are far apart (the two tails, alpha / 2
-each). Coverage and width by simulation: perf/stats_coverage.py, CONTRIBUTING.md.
+Upper bound, at 1 - alpha / 2: the largest r that a parametric-bootstrap test of R = r does not reject, the test
+rejecting when the estimate would come out at most the observed one in no more than alpha / 2 of the draws
+(inverting a test of the range). Under R = r the configuration of the group means is a nuisance; the test plays it
+at the estimate restricted to range r (the highest group moved up and the lowest down, shares by their variances),
+the other groups shrunk towards their precision-weighted mean by the method-of-moments factor sqrt(1 - (m - 1) / F)
+(their observed spread less what noise adds, so that the selection of the extremes does not place them nearer to
+the extremes than they are). Each of B draws (the group means' errors and the divisor's, seeded per model) gives an
+estimate at most the observed one exactly for r up to a value in closed form (the bootstrap range is a maximum of
+four lines in r), so the upper bound is the (1 - alpha / 2) quantile of those B values: no root search. A bootstrap
+of the range is inconsistent where groups tie (Andrews 2000); here ties can only widen the upper bound (at equality
+it cannot miss), and the two bounds' failures are disjoint events, so the interval misses alpha where the groups are
+equal and about alpha / 2 + alpha / 2 when they are far apart, less in between (the lower bound's family is
+conservative there). Coverage and width by simulation: perf/stats_coverage.py, CONTRIBUTING.md.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def upper_bounds(means: np.ndarray, variances: np.ndarray, sizes: np.ndarray, al
     """Per row, the upper 1 - alpha bound of the range of group means (raw units, divided later by the estimated
     divisor) by inverting the parametric-bootstrap test described in the module docstring. `ratio` (rows x B): each
     draw's divisor over the estimated one (1 for the raw range): an estimate below the observed one means
-    R* / divisor* <= R / divisor, i.e. R* <= R ratio. Rows go in blocks of _CHUNK (memory: _CHUNK x B x k)."""
+    R* / divisor* <= R / divisor, i.e. R* <= R ratio. Rows go in blocks of _CHUNK (memory: a few _CHUNK x B)."""
     return np.concatenate([_upper_block(means[start:start + _CHUNK], variances[start:start + _CHUNK], sizes, alpha,
                                         draws, ratio[start:start + _CHUNK])
                            for start in range(0, means.shape[0], _CHUNK)])
@@ -125,12 +126,18 @@ def _upper_block(means: np.ndarray, variances: np.ndarray, sizes: np.ndarray, al
     index = np.arange(rows)
     rest = np.ones((rows, k), dtype=bool)
     rest[index, top] = rest[index, bottom] = False
-    errors = draws.means[None, :, :] * se[:, None, :]  # rows x B x k
-    top_draw = means[index, top][:, None] + errors[index, :, top]
-    bottom_draw = means[index, bottom][:, None] + errors[index, :, bottom]
-    placed = _rest_configuration(means, parts, rest)[:, None, :] + errors
-    high = np.where(rest[:, None, :], placed, -np.inf).max(axis=2)  # -inf with no other group (k = 2)
-    low = np.where(rest[:, None, :], placed, np.inf).min(axis=2)
+    normal = draws.means  # B x k
+    top_draw = means[index, top][:, None] + normal[:, top].T * se[index, top][:, None]  # rows x B
+    bottom_draw = means[index, bottom][:, None] + normal[:, bottom].T * se[index, bottom][:, None]
+    # the other groups' highest and lowest draw, one group at a time (rows x B, never rows x B x k); an extreme
+    # placed at -inf / +inf drops out, so with k = 2 they stay -inf / +inf
+    placed = _rest_configuration(means, parts, rest)
+    high = np.full(top_draw.shape, -np.inf)
+    low = np.full(top_draw.shape, np.inf)
+    for group in range(k):
+        draw = normal[:, group][None, :] * se[:, group:group + 1]
+        np.maximum(high, np.where(rest[:, group], placed[:, group], -np.inf)[:, None] + draw, out=high)
+        np.minimum(low, np.where(rest[:, group], placed[:, group], np.inf)[:, None] + draw, out=low)
     share_top = parts[index, top] / np.maximum(parts[index, top] + parts[index, bottom], np.finfo(float).tiny)
     observed = means[index, top] - means[index, bottom]
     limit = observed[:, None] * ratio
@@ -204,6 +211,6 @@ def nmgd(means: np.ndarray, variances: np.ndarray, sizes: np.ndarray, pooled: np
         low = lower_bounds(means, variances, sizes, alpha, pooled, total / k**2 / centre**2) * scale
         high = upper_bounds(means, variances, sizes, alpha / 2, draws,
                             centre_ratio(means, variances, sizes, draws)) * scale
-    negative = centre < 0  # NMGD keeps the mean's sign
-    return NmgdIntervals(np.where(unstable, -np.inf, np.where(negative, -high, low)),
-                         np.where(unstable, np.inf, np.where(negative, -low, high)), unstable)
+    negative = centre < 0  # NMGD keeps the mean's sign (0.0 - x: a bound of 0 stays 0, not -0)
+    return NmgdIntervals(np.where(unstable, -np.inf, np.where(negative, 0.0 - high, low)),
+                         np.where(unstable, np.inf, np.where(negative, 0.0 - low, high)), unstable)
