@@ -45,7 +45,9 @@ class GapResult:
     # mean scale-free gap over the label permutations: the largest gap pure noise gives at these group sizes
     null_max_gap: float
     n_permutations: int
-    interval_family: str  # the simultaneous pairwise family behind the CIs: Games-Howell, Tukey-Kramer or ""
+    # the CIs' construction: the lower bound's simultaneous pairwise family (Games-Howell, or Tukey-Kramer where a pair
+    # of groups has no variance) + the upper bound's test inversion (stats.gap_intervals); "" when undefined
+    interval_family: str
     note: str = ""  # what is undefined for this model, and why ("" when everything is defined)
 
 
