@@ -17,7 +17,7 @@ from rmeval.benchmarks.rewardbench.compare import resample_counts, ties_arrays, 
 from rmeval.benchmarks.rewardbench.official import SECTIONS
 from rmeval.benchmarks.rewardbench.scoring import TiesRow, best_of_n, section_scores, ties_components
 from rmeval.cli import main as rmeval_main
-from rmeval.run_outputs.compare.command import COMPARISON_COLUMNS, LEADERBOARD_COLUMNS
+from rmeval.run_outputs.compare.parts import COMPARISON_COLUMNS, LEADERBOARD_COLUMNS
 from rmeval.run_outputs.summary import which_is_better
 from workflow_helpers import REPO_ROOT
 

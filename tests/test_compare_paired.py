@@ -25,6 +25,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
+
 # Monte Carlo allowance of a simulated rate at 0.05 / 0.95 over R data sets: three standard errors
 def _allowance(replicates: int, rate: float = 0.05) -> float:
     return 3 * math.sqrt(rate * (1 - rate) / replicates)

@@ -43,7 +43,8 @@ def test_rank_intervals_hold_every_true_rank_at_once_by_simulation():
                  for m, p in truth.items()}
         alpha = rank_alpha(0.05, len(models))
         ranks = rank_intervals(models, {m: float(np.mean(items[m])) for m in models}, True,
-                               lambda a, b: paired_bounded(items[a], items[b]).interval.with_alpha(alpha))
+                               lambda a, b, items=items, alpha=alpha:
+                               paired_bounded(items[a], items[b]).interval.with_alpha(alpha))
         held += all(r.rank_low <= true_rank[r.model] <= r.rank_high for r in ranks)
         separated += all(r.rank_low >= 3 for r in ranks if r.model in ("m1", "m2"))
     assert held / replicates >= 0.93

@@ -24,7 +24,8 @@ TARGETS = ("results/tables/rewardbench_scores.csv", "results/tables/rewardbench_
            "results/tables/rewardbench2_scores.csv", "results/tables/rewardbench2_scores.md",
            "results/tables/rewardbench_sections.tex", "results/tables/fairness_vs_capability.md",
            "results/figures/fig_fairness_vs_capability.png", "results/tables/reproduction.csv", "results/summary.md",
-           "results/rewardbench2/official/judge-direct.json", "results/rewardbench/official/tiny-cls.json")
+           "results/rewardbench2/official/judge-direct.json", "results/rewardbench/official/tiny-cls.json",
+           "results/tables/comparisons.csv", "results/tables/leaderboard.md", "results/figures/fig_leaderboard.png")
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -179,6 +180,46 @@ def test_summary_agrees_with_the_tables(rb_run):
             assert f"is {float(row['spearman_rho']):.2f}" in line and f"{row['n']} models" in line
         else:
             assert "was not tested" in line and row["note"] in line
+
+
+@pytest.mark.e2e
+def test_comparisons_and_leaderboard_hold_each_benchmark_s_own_values(rb_run):
+    """rmeval compare in the run: every pair of each benchmark's models (judge-direct only on RewardBench 2, the
+    fairness models only there), each value equal to the benchmark's own table, the leaderboard's overall rows to its
+    capability file, and the summary's section naming each benchmark."""
+    run, _ = rb_run
+    tables = run.workdir / "results/tables"
+    rows = _rows(tables / "comparisons.csv")
+    pairs = {bench: {(r["model_a"], r["model_b"]) for r in rows if r["benchmark"] == bench}
+             for bench in ("fairness", "rewardbench", "rewardbench2")}
+    trio = {("tiny-cls", "tiny-cls-b"), ("tiny-cls", "tiny-cls-c"), ("tiny-cls-b", "tiny-cls-c")}
+    assert pairs == {"fairness": trio, "rewardbench": trio, "rewardbench2": {("tiny-cls", "judge-direct")}}
+    v1 = {(r["model"], r["subset"]): float(r["accuracy"]) for r in _rows(tables / "rewardbench_scores.csv")}
+    sections = {(r["model"], r["section"]): float(r["score"]) for r in _rows(tables / "rewardbench_sections.csv")}
+    v2 = {(r["model"], r["subset"]): float(r["score"]) for r in _rows(tables / "rewardbench2_scores.csv")}
+    for row in rows:
+        metric, a, b = row["metric"], row["model_a"], row["model_b"]
+        kind, _, name = metric.partition(":")
+        if row["benchmark"] == "rewardbench":
+            own = v1 if kind == "subset" else sections
+            key = name if kind in ("subset", "section") else "Overall"
+            assert float(row["value_a"]) == pytest.approx(own[(a, key)]) and float(row["value_b"]) == pytest.approx(
+                own[(b, key)]), metric
+            assert float(row["difference"]) == pytest.approx(own[(a, key)] - own[(b, key)])
+        elif row["benchmark"] == "rewardbench2":
+            key = name if kind == "subset" else "Overall"
+            assert float(row["value_a"]) == pytest.approx(v2[(a, key)]), metric
+        lo, hi, p = float(row["ci_low"]), float(row["ci_high"]), float(row["p_value"])
+        assert lo <= float(row["difference"]) <= hi and 0 <= p <= 1 and float(row["p_adjusted"]) >= p
+    board = _rows(tables / "leaderboard.csv")
+    capability = {(r["model"], r["measure"]): float(r["score"]) for name in ("rewardbench", "rewardbench2")
+                  for r in _rows(tables / f"{name}_capability.csv")}
+    for row in (r for r in board if r["benchmark"].startswith("rewardbench")):
+        title = "RewardBench overall" if row["benchmark"] == "rewardbench" else "RewardBench 2 overall"
+        assert float(row["value"]) == pytest.approx(capability[(row["model"], title)])
+    summary = (run.workdir / "results/summary.md").read_text()
+    assert "## Which model is better" in summary
+    assert "### RewardBench (Lambert et al. 2024)" in summary and "### RewardBench 2 (Malik et al. 2025)" in summary
 
 
 @pytest.mark.e2e

@@ -206,3 +206,31 @@ def test_demo_builds_its_own_models_and_says_its_rewards_mean_nothing(e2e_run):
     first_line = (e2e_run.results / "summary.md").read_text().splitlines()[0]
     assert first_line.startswith("**These rewards come from random tiny models (tiny-a, tiny-b")
     assert "mean nothing" in first_line
+
+
+def test_comparisons_leaderboard_figure_and_summary(e2e_run):
+    """Which model is better (issue 40): the demo writes comparisons.* and leaderboard.* with the contract's columns,
+    the ranks' figure and the summary's section; every model's value is its Table 7 gap and its power table's f,
+    every pair is compared, and the rank intervals hold the point ranks."""
+    from rmeval.run_outputs.compare.parts import COMPARISON_COLUMNS, LEADERBOARD_COLUMNS
+
+    tables = e2e_run.results / "tables"
+    comparisons, board = pd.read_csv(tables / "comparisons.csv"), pd.read_csv(tables / "leaderboard.csv")
+    assert list(comparisons.columns) == COMPARISON_COLUMNS and list(board.columns) == LEADERBOARD_COLUMNS
+    for suffix in ("md", "tex"):
+        assert (tables / f"comparisons.{suffix}").stat().st_size and (tables / f"leaderboard.{suffix}").stat().st_size
+    figure = e2e_run.results / "figures" / "fig_leaderboard"
+    assert figure.with_suffix(".png").read_bytes()[:4] == b"\x89PNG" and figure.with_suffix(".pdf").exists()
+    models = [m if isinstance(m, str) else m["name"] for m in e2e_run.config["models"]]
+    pairs = {(a, b) for i, a in enumerate(models) for b in models[i + 1:]}
+    assert set(zip(comparisons["model_a"], comparisons["model_b"], strict=True)) == pairs
+    assert set(comparisons["metric"]) == {"scale_free_gap", "cohens_f"} and (comparisons["benchmark"] == "fairness").all()
+    gap = pd.read_csv(tables / "table7_gap.csv").set_index("model")["scale_free_gap"]
+    power = pd.read_csv(tables / "power.csv").set_index("model")["cohens_f"]
+    for row in board.itertuples():
+        expected = gap[row.model] if row.metric == "scale_free_gap" else power[row.model]
+        assert row.value == pytest.approx(expected, rel=1e-9)
+        assert row.rank_low <= row.rank <= row.rank_high and row.ci_low <= row.value <= row.ci_high
+    assert (comparisons["n"] == len(e2e_run.groups) * _papers(e2e_run)).all()
+    summary = (e2e_run.results / "summary.md").read_text()
+    assert "## Which model is better" in summary and "**scale_free_gap**, best first:" in summary

@@ -17,7 +17,7 @@ import argparse
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +26,7 @@ from rmeval.benchmarks.catalogue import Benchmark, import_target
 from rmeval.errors import RmevalError
 from rmeval.intervals import CONFIDENCE
 from rmeval.paired_difference import Difference
-from rmeval.run_outputs.compare.parts import CompareContext, ComparisonPart
-
-COMPARISON_COLUMNS = ["benchmark", "metric", "model_a", "model_b", "n", "value_a", "value_b", "difference", "ci_low",
-                      "ci_high", "p_value", "p_adjusted", "q_value", "test", "note"]
-LEADERBOARD_COLUMNS = ["benchmark", "metric", "model", "value", "ci_low", "ci_high", "rank", "rank_low", "rank_high",
-                       "tied_with", "baseline"]
-TIED_SEPARATOR = "; "
+from rmeval.run_outputs.compare.parts import TIED_SEPARATOR, CompareContext, ComparisonPart, Results
 
 
 @dataclass(frozen=True)
@@ -70,20 +64,6 @@ def parse_pairs(text: str | Sequence[str] | None) -> tuple[tuple[str, str], ...]
             raise RmevalError(f"--pairs: {item!r} is not MODEL_A:MODEL_B (two different models)")
         pairs.append((a.strip(), b.strip()))
     return tuple(dict.fromkeys(pairs))
-
-
-@dataclass
-class Results:
-    """Everything the tables, the figure and the summary are made of."""
-
-    comparisons: list[dict[str, Any]] = field(default_factory=list)
-    leaderboard: list[dict[str, Any]] = field(default_factory=list)
-    methods: dict[str, str] = field(default_factory=dict)  # benchmark -> its method note
-    notes: list[str] = field(default_factory=list)
-    decimals: dict[tuple[str, str], int] = field(default_factory=dict)  # (benchmark, metric) -> shown decimals
-    labels: dict[tuple[str, str], str] = field(default_factory=dict)  # (benchmark, metric) -> label in words
-    titles: dict[str, str] = field(default_factory=dict)  # benchmark -> its title
-    baselines: dict[str, str] = field(default_factory=dict)  # trivial baselines among the models -> their kind
 
 
 def _row(bench: str, metric: str, a: str, b: str, diff: Difference) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from rmeval.plotting.style import message_panel, pyplot, save_figure
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from rmeval.run_outputs.compare.command import Results
+    from rmeval.run_outputs.compare.parts import Results
 
 DPI = 200
 RANKED_COLOUR, BASELINE_COLOUR = "#0072B2", "#D55E00"

@@ -95,3 +95,24 @@ class ClaimsContext:
 
     def path(self, key: str) -> Path:
         return self.root / self.benchmark.get(key).path
+
+
+COMPARISON_COLUMNS = ["benchmark", "metric", "model_a", "model_b", "n", "value_a", "value_b", "difference", "ci_low",
+                      "ci_high", "p_value", "p_adjusted", "q_value", "test", "note"]
+LEADERBOARD_COLUMNS = ["benchmark", "metric", "model", "value", "ci_low", "ci_high", "rank", "rank_low", "rank_high",
+                       "tied_with", "baseline"]
+TIED_SEPARATOR = "; "
+
+
+@dataclass
+class Results:
+    """Everything the tables, the figure and the summary are made of."""
+
+    comparisons: list[dict[str, Any]] = field(default_factory=list)
+    leaderboard: list[dict[str, Any]] = field(default_factory=list)
+    methods: dict[str, str] = field(default_factory=dict)  # benchmark -> its method note
+    notes: list[str] = field(default_factory=list)
+    decimals: dict[tuple[str, str], int] = field(default_factory=dict)  # (benchmark, metric) -> shown decimals
+    labels: dict[tuple[str, str], str] = field(default_factory=dict)  # (benchmark, metric) -> label in words
+    titles: dict[str, str] = field(default_factory=dict)  # benchmark -> its title
+    baselines: dict[str, str] = field(default_factory=dict)  # trivial baselines among the models -> their kind

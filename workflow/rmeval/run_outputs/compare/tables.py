@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rmeval.intervals import CONFIDENCE
-from rmeval.run_outputs.compare.command import COMPARISON_COLUMNS, LEADERBOARD_COLUMNS, Results
+from rmeval.run_outputs.compare.parts import COMPARISON_COLUMNS, LEADERBOARD_COLUMNS, Results
 from rmeval.tables import Column, Formatted, format_number, latex_number
 
 LEVEL = f"{CONFIDENCE:.0%}"
