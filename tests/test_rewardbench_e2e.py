@@ -196,7 +196,8 @@ def test_comparisons_and_leaderboard_hold_each_benchmark_s_own_values(rb_run):
     assert pairs == {"fairness": trio, "rewardbench": trio, "rewardbench2": {("tiny-cls", "judge-direct")}}
     v1 = {(r["model"], r["subset"]): float(r["accuracy"]) for r in _rows(tables / "rewardbench_scores.csv")}
     sections = {(r["model"], r["section"]): float(r["score"]) for r in _rows(tables / "rewardbench_sections.csv")}
-    v2 = {(r["model"], r["subset"]): float(r["score"]) for r in _rows(tables / "rewardbench2_scores.csv")}
+    v2 = {(r["model"], r["subset"]): float(r["score"]) for r in _rows(tables / "rewardbench2_scores.csv")
+          if r["score"]}  # the chance rows have no Ties
     for row in rows:
         metric, a, b = row["metric"], row["model_a"], row["model_b"]
         kind, _, name = metric.partition(":")

@@ -113,7 +113,7 @@ def test_snakemake_rewardmath_branch(both_branches_run: JudgedRun) -> None:
     # ... before the run's "Which model is better" (issue 40), the summary's last section
     benchmarks_part, better = combined.split("## Which model is better")
     assert section.startswith("## RewardMATH") and benchmarks_part.endswith(section + "\n")
-    assert combined.count("## RewardMATH") == 1 and "### RewardMATH" in better
+    assert combined.count("\n## RewardMATH") == 1 and "### RewardMATH" in better
     # rmeval compare: RewardMATH accuracy and MRR of every two workflow models (a PRM under its aggregation), each
     # value the metrics table's
     aggregation = run.config["rewardmath"].get("prm_aggregation") or "prod"
