@@ -100,7 +100,8 @@ class ScenarioRun:
 
     @property
     def models(self) -> tuple[str, ...]:
-        return tuple(model["name"] for model in self.config["models"])
+        """The names of the config's `models` (inline entries and registry names)."""
+        return tuple(model if isinstance(model, str) else model["name"] for model in self.config["models"])
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -123,7 +124,8 @@ class JudgedRun:
 
 def judge_entries(config: dict) -> list[dict]:
     """The LLM judges of a config, in both branches."""
-    return [entry for entry in [*config["models"], *config["rewardmath"]["models"]] if entry["adapter"] == "judge"]
+    return [entry for entry in [*config["models"], *config["rewardmath"]["models"]]
+            if isinstance(entry, dict) and entry["adapter"] == "judge"]
 
 
 def run_scenario(name: str, workdir: Path, shared_data: Path | None, tiny_models: TinyModels, *args: str,

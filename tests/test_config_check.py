@@ -74,7 +74,7 @@ def test_shipped_configs_are_valid_and_defaults_match_snakemake_validate():
          ["groups.physics[13]: got 'Astro Ph'; expected a string (an arXiv archive (`math`) or category (`eess.SY`))"]),
         (lambda c: c["models"].append({"name": "my-rm"}), ["models[1].path: missing; required"]),
         (lambda c: c["models"].append(5),
-         ["models[1]: got 5 (an integer); expected a string, or a mapping with `name` and `path`"]),
+         ["models[1]: got 5 (an integer); expected a string, or a mapping with `name`"]),
         (lambda c: c.update(rewardmath={"enabled": True, "subjects": ["geometri"]}),
          ["rewardmath.subjects[0]: got 'geometri'; allowed: algebra, counting_and_probability, geometry, "
           "intermediate_algebra, number_theory, prealgebra, precalculus; did you mean `geometry`?"]),

@@ -298,7 +298,7 @@ def test_max_length_truncates_solutions_and_flags_them(sample_tables: Path, tmp_
 
 
 def test_stats_tables_label_a_fairness_judge(tmp_path: Path) -> None:
-    from rmeval.benchmarks.fairness.stats.judges import FOOTNOTE, JUDGE_SUFFIX, judge_models, labelled
+    from rmeval.benchmarks.fairness.stats.marks import FOOTNOTE, JUDGE_SUFFIX, judge_models, labelled
     from rmeval.benchmarks.fairness.stats.tables import Table, to_markdown
 
     for model, adapter in (("rm", "sequence-classification"), ("judge", "judge")):

@@ -57,7 +57,7 @@ def test_attn_implementation_defaults_to_sdpa_and_keeps_old_spec_json() -> None:
     gemma = REGISTRY["Skywork-Reward-Gemma-2-27B-v0.2"]
     assert gemma.attn_implementation == "flash_attention_2"
     assert {spec.attn_implementation for name, spec in REGISTRY.items()
-            if name != gemma.name and not spec.adapter_entry.remote} == {"sdpa"}
+            if name != gemma.name and spec.adapter_entry.loads_model} == {"sdpa"}
 
 
 def test_attn_implementation_is_checked() -> None:

@@ -299,7 +299,7 @@ def test_figures_with_nothing_to_show_are_not_written_and_the_report_says_why(e2
     in_report, not_in_report = front_page.split("Not in this report", 1)
     for item in ("Reproducibility", "Every figure and table is also written"):
         assert item in in_report and item not in not_in_report, item
-    for stem, why in (("fig_gap_vs_rank", "0 of 2 model(s) have a"),
+    for stem, why in (("fig_gap_vs_rank", "0 of 3 model(s) have a"),
                       ("fig_fairness_vs_capability", "no model has a capability value")):
         assert not (e2e_run.results / "figures" / f"{stem}.png").exists()
         assert not (e2e_run.results / "figures" / f"{stem}.pdf").exists()

@@ -1,6 +1,7 @@
 """RewardBench 1 and 2 through the real workflow (the `rewardbench` scenario of .test/): fixtures in the datasets'
-layouts, a tiny classifier on both versions and a direct LLM judge (the loopback judge server) on RewardBench 2,
-scored by the shared score rule; the tables are recomputed here from the score files; a rerun scores nothing."""
+layouts, a tiny classifier and the length baseline on both versions and a direct LLM judge (the loopback judge
+server) on RewardBench 2, scored by the shared score rule; the tables are recomputed here from the score files (the
+length baseline's from the fixtures' texts alone); a rerun scores nothing; the baseline alone runs to the summary."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ TARGETS = ("results/tables/rewardbench_scores.csv", "results/tables/rewardbench_
            "results/tables/rewardbench_sections.tex", "results/tables/fairness_vs_capability.md",
            "results/figures/fig_fairness_vs_capability.png", "results/tables/reproduction.csv", "results/summary.md",
            "results/rewardbench2/official/judge-direct.json", "results/rewardbench/official/tiny-cls.json",
+           "results/rewardbench/official/length-baseline.json",
            "results/tables/comparisons.csv", "results/tables/leaderboard.md", "results/figures/fig_leaderboard.png")
+BASELINE = "length-baseline"
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -97,6 +100,48 @@ def test_tables_are_the_official_rules_on_the_score_files(rb_run):
 
 
 @pytest.mark.e2e
+def test_the_length_baseline_scores_what_the_texts_lengths_say(rb_run):
+    """The length baseline on both versions, from the fixtures' texts alone (not its score files): RewardBench 1's
+    accuracy per subset is the share of pairs with len(chosen) > len(rejected), a tie a loss (run_rm.py's `>`);
+    RewardBench 2's best-of-N gives a prompt 1/k when the chosen completion is among k of the longest (run_v2.py's
+    rule), so Math's four completions of one length score 1/4. Its rows are marked by their mode, not the chance's."""
+    import json
+
+    run, _ = rb_run
+    results = run.workdir / "results"
+    v1 = [json.loads(line) for line in (run.workdir / "inputs/rewardbench.jsonl").read_text().splitlines() if line]
+    expected: dict[str, list[float]] = {}
+    for row in v1:
+        expected.setdefault(row["subset"], []).append(1.0 if len(row["chosen"]) > len(row["rejected"]) else 0.0)
+    table = {r["subset"]: r for r in _rows(results / "tables/rewardbench_scores.csv") if r["model"] == BASELINE}
+    assert set(table) == set(expected)
+    for subset, wins in expected.items():
+        assert float(table[subset]["accuracy"]) == pytest.approx(100 * sum(wins) / len(wins)), subset
+        assert table[subset]["mode"] == "length baseline"
+    assert float(table["alpacaeval-easy"]["accuracy"]) == 100.0 and float(table["math-prm"]["accuracy"]) == 0.0
+    v2 = [json.loads(line) for line in (run.workdir / "inputs/rewardbench2.jsonl").read_text().splitlines() if line]
+    scores = {r["subset"]: r for r in _rows(results / "tables/rewardbench2_scores.csv") if r["model"] == BASELINE}
+    for subset in {row["subset"] for row in v2} - {"Ties"}:
+        results_per_prompt = []
+        for row in (r for r in v2 if r["subset"] == subset):
+            lengths = [len(text) for text in [*row["chosen"], *row["rejected"]]]
+            top = [index for index, length in enumerate(lengths) if length == max(lengths)]
+            results_per_prompt.append(1.0 / len(top) if 0 in top else 0.0)
+        assert float(scores[subset]["score"]) == pytest.approx(100 * sum(results_per_prompt) / len(results_per_prompt))
+        assert scores[subset]["mode"] == "length baseline"
+    assert float(scores["Math"]["score"]) == 25.0  # four completions of equal length: a four-way tie
+    chance = {r["mode"] for r in _rows(results / "tables/rewardbench2_scores.csv") if r["model"] == "Random (chance)"}
+    assert chance == {"baseline"}
+    assert "length baseline" in (results / "tables/rewardbench2_scores.md").read_text()
+    exported = json.loads((results / "rewardbench/official/length-baseline.json").read_text())
+    assert exported["model_type"] == "Trivial baseline (length)" and exported["math-prm"] == 0.0
+    summary = (results / "summary.md").read_text()
+    assert f"- {BASELINE} (length baseline: a trivial baseline, not a reward model):" in summary
+    for stem in ("rewardbench_capability", "rewardbench2_capability"):  # capability is the models'
+        assert BASELINE not in {r["model"] for r in _rows(results / f"tables/{stem}.csv")}
+
+
+@pytest.mark.e2e
 def test_official_layout_exports_hold_the_table_s_scores(rb_run):
     import json
 
@@ -123,7 +168,11 @@ def test_fairness_against_capability_reads_the_run_s_own_scores(rb_run):
     run, _ = rb_run
     tables = run.workdir / "results/tables"
     rows = {r["model"]: r for r in _rows(tables / "fairness_vs_capability.csv")}
-    assert set(rows) == {"tiny-cls", "tiny-cls-b", "tiny-cls-c"}  # the fairness models
+    assert set(rows) == {"tiny-cls", "tiny-cls-b", "tiny-cls-c", BASELINE}  # the fairness models
+    # the baseline is a row, marked, but no capability value, no correlation point, not in the top-2 claim
+    baseline = rows.pop(BASELINE)
+    assert baseline["RewardBench overall"] == "" and baseline["run_on"] == "none"
+    assert f"{BASELINE} (baseline‡)" in (tables / "fairness_vs_capability.md").read_text()
     overall = {r["model"]: r["score"] for r in _rows(tables / "rewardbench_sections.csv") if r["section"] == "Overall"}
     v2 = {r["model"]: r["score"] for r in _rows(tables / "rewardbench2_scores.csv") if r["subset"] == "Overall"}
     for model, row in rows.items():
@@ -165,12 +214,10 @@ def test_summary_agrees_with_the_tables(rb_run):
     tables = run.workdir / "results/tables"
     summary = (run.workdir / "results/summary.md").read_text()
     assert "## RewardBench (Lambert et al. 2024)" in summary and "## RewardBench 2" in summary
-    for row in _rows(tables / "rewardbench_sections.csv"):
-        if row["section"] == "Overall" and row["mode"] != "baseline":
-            assert f"- {row['model']}: {float(row['score']):.1f}" in summary
-    for row in _rows(tables / "rewardbench2_scores.csv"):
-        if row["subset"] == "Overall" and row["mode"] != "baseline":
-            assert f"- {row['model']}: {float(row['score']):.1f}" in summary
+    for row in [*_rows(tables / "rewardbench_sections.csv"), *_rows(tables / "rewardbench2_scores.csv")]:
+        if row.get("section", row.get("subset")) == "Overall" and row["mode"] != "baseline":  # not the chance row
+            marked = f" ({row['mode']}: a trivial baseline, not a reward model)" if row["model"] == BASELINE else ""
+            assert f"- {row['model']}{marked}: {float(row['score']):.1f}" in summary
     assert "0 model(s)" not in summary and "rewardbench_rank" not in summary and "fallback" not in summary
     correlations = _rows(tables / "fairness_vs_capability_correlations.csv")
     for measure in ("RewardBench overall", "RewardBench 2 overall"):
@@ -249,3 +296,31 @@ def test_rewardbench2_alone_runs_no_fairness_job(rb_run, tmp_path):
     assert models == {"Random (chance)", "tiny-cls"}
     summary = (run.workdir / "results/summary.md").read_text()
     assert summary.startswith("## RewardBench 2") and "tiny-cls" in summary
+
+
+@pytest.mark.e2e
+def test_a_baseline_alone_runs_to_the_summary(rb_run, tmp_path):
+    """After the others (it rewrites the run-level files): in the same folder, the length baseline as the only model
+    of all three benchmarks runs through to the summary, its score files reused; the summary says no reward model
+    ran and names the baseline as one; the capability files are empty (a baseline is not a model)."""
+    import yaml
+
+    run, _ = rb_run
+    scenario = run.config
+    alone = {**{key: scenario[key] for key in ("groups", "arxiv", "registry", "scoring", "stats")},
+             "models": [BASELINE], "reference_model": None,
+             "rewardbench": {**scenario["rewardbench"], "models": [BASELINE]},
+             "rewardbench2": {**scenario["rewardbench2"], "models": [BASELINE]}}
+    configfile = tmp_path / "baseline_alone.yaml"
+    configfile.write_text(yaml.safe_dump(alone, sort_keys=False))  # the groups in the scenario's order
+    score = run.workdir / "results/scores/fairness" / BASELINE / f"{next(iter(scenario['groups']))}.parquet"
+    before = score.stat().st_mtime_ns
+    result = run_snakemake(run.workdir, configfile, "--cores", "2", "results/summary.md")  # no figures, no lock
+    output = result.stdout + result.stderr
+    assert "rule run_summary" in output and "rule fairness_stats" in output and "rule score_fairness" not in output
+    assert score.stat().st_mtime_ns == before
+    summary = (run.workdir / "results/summary.md").read_text()
+    assert "0 reward model(s) (and 1 trivial baseline(s), not reward models: length-baseline)" in summary
+    assert "No reward model ran" in summary and "Length alone: the length baseline length-baseline" in summary
+    assert f"- {BASELINE} (length baseline: a trivial baseline, not a reward model):" in summary
+    assert _rows(run.workdir / "results/tables/rewardbench_capability.csv") == []

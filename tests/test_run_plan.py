@@ -254,3 +254,30 @@ def test_any_subset_of_benchmarks_plans_alone(chosen):
     assert tuple(plan.benchmarks) == chosen
     assert {jobs.stage.rule for jobs in plan.score_jobs} == {f"{name}_score" for name in chosen}
     assert all(path.startswith(tuple(f"results/scores/{name}/" for name in chosen)) for path in plan.score_files())
+
+
+def test_a_baseline_plans_on_every_benchmark_with_nothing_to_fetch():
+    """The registry's length baseline in `models` and every benchmark's list: scored by each benchmark's score
+    stage like a model, its jobs ask for no GPU, and preflight finds nothing it lacks, even offline."""
+    from rmeval.preflight import collect
+    from rmeval.resources import scoring_resources
+
+    config = filled(models=["length-baseline"], rewardmath={"enabled": True, "models": ["length-baseline"]},
+                    rewardbench={"enabled": True, "models": ["length-baseline"]},
+                    rewardbench2={"enabled": True, "models": ["length-baseline"]},
+                    arxiv={"source": "snapshot", "snapshot": "inputs/snap.jsonl.gz"})
+    plan = plan_run(config, locate)
+    assert list(plan.benchmarks) == ["fairness", "rewardmath", "rewardbench", "rewardbench2"]
+    for name in plan.benchmarks:
+        assert list(plan.benchmarks[name].models) == ["length-baseline"], name
+    assert {f.split("/")[2] for f in plan.score_files()} == {"fairness", "rewardmath", "rewardbench", "rewardbench2"}
+    spec = plan.all_specs["length-baseline"]
+    assert spec.path == "baseline:length" and scoring_resources(spec)["gpu"] == 0
+    problems = collect(plan.preflight_plan(), env={"HF_HUB_OFFLINE": "1"}, probe=lambda *a: None,
+                       in_cache=lambda repo, rev: False, dataset_cached=lambda name: True)
+    assert not [p.line() for p in problems if "length-baseline" in p.line()]
+    with_model = copy.deepcopy(config)  # the same offline check finds a hub model it lacks
+    with_model["models"].append(SKYWORK)
+    problems = collect(plan_run(with_model, locate).preflight_plan(), env={"HF_HUB_OFFLINE": "1"},
+                       probe=lambda *a: None, in_cache=lambda repo, rev: False, dataset_cached=lambda name: True)
+    assert any(SKYWORK in p.line() for p in problems) and not any("length-baseline" in p.line() for p in problems)

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,13 +175,33 @@ def _workflow_env(tmp: Path) -> dict[str, str]:
     return {**env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RMEVAL_GPU_LOCK_DIR": str(tmp / "gpu-locks")}
 
 
+def _kill_processes_in(folder: Path) -> list[int]:
+    """SIGKILL every process whose working directory is `folder` or below it. CI's cluster tracks a job's
+    processes by parentage (proctrack/linuxproc), so the jobstep of an allocation the test cancelled survives as an
+    orphan (seen: asleep for 30 min after the suite, in its deleted run folder); a cluster with cgroups kills it."""
+    killed = []
+    for cwd in Path("/proc").glob("[0-9]*/cwd"):
+        try:
+            target = os.readlink(cwd).removesuffix(" (deleted)")
+        except OSError:
+            continue
+        if Path(target).is_relative_to(folder) and int(cwd.parent.name) != os.getpid():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(cwd.parent.name), signal.SIGKILL)
+                killed.append(int(cwd.parent.name))
+    return killed
+
+
 @pytest.fixture(scope="module")
 def slurm_run(slurm_cluster: None, shared_data: Path, tiny_models: TinyModels,
-              tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[ResumedRun]:
     workdir = tmp_path_factory.mktemp("slurm-run")
     prepare(SCENARIO, workdir, shared_data, tiny_models.copy_to)
     args = ["--workflow-profile", str(SLURM_PROFILE), *CI_CLUSTER_FLAGS, "--jobs", "6", "--local-cores", "2"]
-    return _run_killed_then_resumed(workdir, args, _workflow_env(workdir))
+    try:
+        yield _run_killed_then_resumed(workdir, args, _workflow_env(workdir))
+    finally:
+        _kill_processes_in(workdir.resolve())
 
 
 def _assert_completed_pairs_not_rescored(run: ResumedRun) -> None:

@@ -1,6 +1,6 @@
 """End to end: the `fairness` scenario of .test/, config/demo.yaml as shipped (`snakemake --cores 2` from the arXiv
-sample of resources/demo/ through the two tiny reward models the run builds to every table and figure, with no
-network and no shared data); values are recomputed here independently."""
+sample of resources/demo/ through the two tiny reward models the run builds and the length baseline to every table
+and figure, with no network and no shared data); values are recomputed here independently."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
 pytestmark = pytest.mark.e2e
 REPO_ROOT = Path(__file__).resolve().parents[1]
+BASELINE = "length-baseline"  # the demo's trivial baseline (config/models.yaml)
 
 
 def _scores(run, model: str) -> pd.DataFrame:
@@ -99,7 +100,9 @@ def test_table3_and_table4_match_group_means(e2e_run):
 def test_group_means_table_and_table_formats(e2e_run):
     tables = e2e_run.results / "tables"
     means = pd.read_csv(tables / "group_means.csv")
-    assert list(means.columns) == ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high", "truncated_percent"]
+    # the `note` column marks the length baseline's rows (a table that names a baseline or a judge has one)
+    assert list(means.columns) == ["model", "group", "n", "mean", "std", "sem", "ci_low", "ci_high", "truncated_percent",
+                                   "note"]
     assert len(means) == len(e2e_run.models) * len(e2e_run.groups)
     assert (means["n"] == _papers(e2e_run)).all()
     assert ((means["ci_low"] < means["mean"]) & (means["mean"] < means["ci_high"])).all()
@@ -164,7 +167,7 @@ def test_lock_records_the_run_and_rebuilds_its_groups(e2e_run, tmp_path):
 
 def test_each_model_is_loaded_once_per_run(e2e_run):
     """One model server per model: its first job started it, every later job reused the warm model."""
-    for model in e2e_run.models:
+    for model in (m for m in e2e_run.models if m != BASELINE):  # a baseline loads nothing: no server
         servers = [json.loads((e2e_run.results / "scores" / "fairness" / model / f"{group}.meta.json").read_text())["model_server"]
                    for group in e2e_run.groups]
         assert all(server is not None for server in servers), "local jobs of a Snakemake run use the model server"
@@ -206,6 +209,47 @@ def test_demo_builds_its_own_models_and_says_its_rewards_mean_nothing(e2e_run):
     first_line = (e2e_run.results / "summary.md").read_text().splitlines()[0]
     assert first_line.startswith("**These rewards come from random tiny models (tiny-a, tiny-b")
     assert "mean nothing" in first_line
+
+
+def test_the_length_baseline_is_scored_marked_and_set_beside_the_models(e2e_run):
+    """The demo's length baseline: its reward is each abstract's length in characters; every table names it as a
+    baseline (Markdown suffix, CSV note) and keeps it out of the models' q-value family; the summary and the gap
+    figure set its gap beside the models' as what length alone produces."""
+    from statsmodels.stats.multitest import multipletests
+
+    assert BASELINE in e2e_run.models
+    tables = e2e_run.results / "tables"
+    for group in e2e_run.groups:
+        scores = pd.read_parquet(e2e_run.results / "scores" / "fairness" / BASELINE / f"{group}.parquet")
+        data = pd.read_parquet(e2e_run.results / "data" / f"{group}.parquet").set_index("id")
+        assert scores.set_index("id")["reward"].to_dict() == data["abstract"].str.len().astype(float).to_dict()
+        meta = json.loads((e2e_run.results / "scores" / "fairness" / BASELINE / f"{group}.meta.json").read_text())
+        assert meta["revision"] == "baseline:length" and meta["model_server"] is None and meta["device"] == "cpu"
+    marker = json.loads((e2e_run.results / "models" / f"{BASELINE}.downloaded.json").read_text())
+    assert marker["source"] == "none"
+    record = json.loads((tables / "fairness_stats.json").read_text())
+    assert list(record["baselines"]) == [BASELINE] and record["baselines"][BASELINE]["kind"] == "length"
+    for stem in ("table1_anova", "table3_nmgd", "table4_pearson", "table7_gap", "table8_length", "power",
+                 "calibration"):
+        frame = pd.read_csv(tables / f"{stem}.csv", keep_default_na=False)
+        is_baseline = frame["model"] == BASELINE
+        assert is_baseline.any() and frame["note"].str.contains("trivial baseline").eq(is_baseline).all(), stem
+        markdown = (tables / f"{stem}.md").read_text()
+        assert f"{BASELINE} (baseline‡)" in markdown and "‡ A trivial baseline" in markdown, stem
+    # Benjamini-Hochberg over the reward models only, as statsmodels computes it; the baseline is a family alone
+    anova = pd.read_csv(tables / "table1_anova.csv").set_index("model")
+    models = [m for m in e2e_run.models if m != BASELINE]
+    expected = multipletests(anova.loc[models, "p_value"], method="fdr_bh")[1]
+    assert anova.loc[models, "q_value"].to_numpy() == pytest.approx(expected, rel=1e-12)
+    assert anova.loc[BASELINE, "q_value"] == pytest.approx(anova.loc[BASELINE, "p_value"], rel=1e-12)
+    gap = pd.read_csv(tables / "table7_gap.csv").set_index("model").loc[BASELINE]
+    summary = (e2e_run.results / "summary.md").read_text()
+    assert f"### {BASELINE} (trivial baseline, not a reward model" in summary
+    assert "2 reward model(s) (and 1 trivial baseline(s), not reward models: length-baseline)" in summary
+    assert (f"Length alone: the length baseline {BASELINE} (reward = the number of characters of the response) "
+            f"has a scale-free gap of {gap['scale_free_gap']:.2f} SD (95% CI {gap['gap_ci_low']:.2f} to "
+            f"{gap['gap_ci_high']:.2f}") in summary
+    assert (e2e_run.results / "figures" / "fig_gap_forest.png").stat().st_size > 0
 
 
 def test_comparisons_leaderboard_figure_and_summary(e2e_run):

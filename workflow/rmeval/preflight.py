@@ -278,6 +278,8 @@ def collect(
                     key, f"{variable} (options.api_key_env) is not set; this model scores through an API",
                     f"export {variable}=<your key>, or remove the model (and set reference_model: null if it is "
                     f"the reference)", score_rules, frozenset({name})))
+        elif spec.adapter_entry.weightless:
+            continue  # a baseline: no weights, no key, nothing this machine could lack
         elif name in plan.built:
             continue  # rule tiny_model writes its folder before the weights stage reads it
         elif looks_local(spec.path):

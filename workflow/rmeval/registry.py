@@ -72,7 +72,8 @@ class ModelSpec:
     dtype: str = _default(_ENTRY_DEFAULTS, "dtype")  # auto: bf16 on GPU, fp32 on CPU
     max_length: int = _default(_ENTRY_DEFAULTS, "max_length")
     trust_remote_code: bool = _default(_ENTRY_DEFAULTS, "trust_remote_code")
-    # None for an HTTP adapter (it loads no model here): a default applies only where it applies (`_applicable`).
+    # None for an HTTP adapter or a baseline (it loads no model here): a default applies only where it applies
+    # (`_applicable`).
     attn_implementation: str | None = _default(_ENTRY_DEFAULTS, "attn_implementation")
     # The schema's `resources: {}` with its fields' defaults.
     resources: ModelResources = field(default_factory=ModelResources)
@@ -87,7 +88,7 @@ class ModelSpec:
     description: str = _default(_ENTRY_DEFAULTS, "description")
 
     def __post_init__(self) -> None:
-        # The schema's defaults of locally loaded models do not apply to an HTTP adapter (`_applicable`).
+        # The schema's defaults of locally loaded models do not apply to an HTTP adapter or a baseline (`_applicable`).
         applicable = _applicable(self.adapter)
         for name in LOCAL_ONLY:
             if applicable[name] is None and getattr(self, name) == _ENTRY_DEFAULTS[name]:
@@ -140,9 +141,9 @@ def adapter_problems(entry: dict[str, Any]) -> list[str]:
             f"trust_remote_code: adapter {adapter!r} loads the checkpoint into rmeval's own head "
             f"(rmeval.models.heads) and never runs the model repository's code; set trust_remote_code: false"
         )
-    if kind.remote and entry.get("attn_implementation") is not None:
-        problems.append(f"attn_implementation: adapter {adapter!r} scores over HTTP and loads no model here; "
-                        "remove the key")
+    if not kind.loads_model and entry.get("attn_implementation") is not None:
+        how = "scores over HTTP" if kind.remote else "is a rule on the text"
+        problems.append(f"attn_implementation: adapter {adapter!r} {how} and loads no model here; remove the key")
     options = entry.get("options") or {}
     if isinstance(options, dict):  # else the schema said so
         problems += kind.option_problems(options)
@@ -150,14 +151,16 @@ def adapter_problems(entry: dict[str, Any]) -> list[str]:
 
 
 def _applicable(adapter: str) -> dict[str, Any]:
-    """The schema's entry defaults that apply to an adapter: an HTTP adapter loads no model, so no attention
-    kernel (None) rather than the schema's `sdpa`."""
+    """The schema's entry defaults that apply to an adapter: an HTTP adapter or a baseline loads no model, so no
+    attention kernel (None) rather than the schema's `sdpa`."""
     kind = ADAPTERS.get(adapter)
-    return {**_ENTRY_DEFAULTS, **({"attn_implementation": None} if kind is not None and kind.remote else {})}
+    return {**_ENTRY_DEFAULTS, **({"attn_implementation": None} if kind is not None and not kind.loads_model else {})}
 
 
 def _spec(entry: dict[str, Any]) -> ModelSpec:
     values = dict(entry)
+    if "path" not in values:  # the schema lets only a weightless adapter (a baseline) leave it out
+        values["path"] = ADAPTERS[values.get("adapter", DEFAULT_ADAPTER)].default_path(dict(entry.get("options") or {}))
     values["resources"] = ModelResources(**(entry.get("resources") or {}))
     values["options"] = dict(entry.get("options") or {})
     return ModelSpec(**values)

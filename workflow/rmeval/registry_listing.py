@@ -66,13 +66,14 @@ def fixture_status(name: str, index: dict[str, str | None] | None, root: Path = 
 def rows(registry: dict[str, ModelSpec], index: dict[str, str | None] | None) -> list[Row]:
     out = []
     for name, spec in registry.items():
-        remote = spec.adapter_entry.remote
+        remote, weightless = spec.adapter_entry.remote, spec.adapter_entry.weightless
         out.append(Row(
             name=name,
             adapter=spec.adapter,
-            parameters=parameters(spec),
-            gpus="0 (remote)" if remote else str(spec.resources.gpu),
-            revision=spec.revision or ("n/a (endpoint)" if remote else "main (pinned by the lock)"),
+            parameters="none (baseline)" if weightless else parameters(spec),
+            gpus="0 (remote)" if remote else "0 (no weights)" if weightless else str(spec.resources.gpu),
+            revision=spec.revision or ("n/a (endpoint)" if remote else "n/a (a rule)" if weightless
+                                       else "main (pinned by the lock)"),
             fixture=fixture_status(name, index),
         ))
     return out

@@ -30,7 +30,8 @@ def scoring_resources(spec: ModelSpec, attempt: int = 1) -> dict[str, Any]:
     attempt = max(1, int(attempt))
     wanted = spec.resources
     resources: dict[str, Any] = {
-        "gpu": 0 if spec.adapter_entry.remote else int(wanted.gpu),  # an endpoint needs no local GPU
+        # an endpoint or a baseline needs no local GPU
+        "gpu": int(wanted.gpu) if spec.adapter_entry.loads_model else 0,
         "mem_mb": int(wanted.mem_mb) * attempt,
         "runtime": int(wanted.runtime) * attempt,
         # Empty strings mean "not requested": a rule's resource keys are fixed for all its jobs.

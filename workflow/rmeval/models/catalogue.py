@@ -10,6 +10,7 @@ Import-free (no torch, transformers, requests or yaml): Snakemake reads it at pa
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,8 @@ class Option:
     default: Any = None
     choices: tuple[Any, ...] = ()
     required: bool = False
+    # (another option, its value): this option applies only then (a random baseline's seed); else it is refused
+    applies_when: tuple[str, Any] | None = None
 
     def problem(self, value: Any) -> str | None:
         """Why `value` does not fit this option, or None. A null stands for "absent" when there is no default."""
@@ -56,7 +59,22 @@ class Adapter:
     native_head: bool = False  # rmeval's own head (rmeval.models.heads): never runs the model repository's code
     judge: bool = False  # an LLM judge: options.mode says direct or pairwise
     api_key_required: bool = False  # the endpoint refuses requests without the key in options.api_key_env
+    # no weights: a rule computed from the row's text (the trivial baselines). Nothing to download or load, no GPU,
+    # no torch, no model server, no `path` (it defaults to `default_path`)
+    weightless: bool = False
     options: tuple[Option, ...] = ()
+
+    @property
+    def loads_model(self) -> bool:
+        """Loads weights on this machine (download, GPU, torch, the model server): neither an endpoint nor a rule."""
+        return not (self.remote or self.weightless)
+
+    def default_path(self, options: dict[str, Any]) -> str | None:
+        """The `path` of an entry that names none: `<adapter>:<required options>` for a weightless adapter
+        (`baseline:length`), what the lock and `rmeval models` show; None for an adapter that needs a path."""
+        if not self.weightless:
+            return None
+        return ":".join([self.name, *(str(options.get(option.name)) for option in self.options if option.required)])
 
     @property
     def option_names(self) -> list[str]:
@@ -87,6 +105,9 @@ class Adapter:
                 lines.append(f"options.{key}: unknown option for adapter {self.name!r}; {hint}allowed: {allowed}")
             elif (problem := self.option(key).problem(value)) is not None:
                 lines.append(f"options.{key}: {problem}")
+            elif (when := self.option(key).applies_when) is not None and options.get(when[0]) != when[1]:
+                lines.append(f"options.{key}: applies only with {when[0]}: {when[1]} (got {when[0]}: "
+                             f"{options.get(when[0])!r}); remove it")
         for option in self.options:
             if option.required and option.name not in options:
                 lines.append(f"options.{option.name}: missing; adapter {self.name!r} needs it ({option.help})")
@@ -109,6 +130,8 @@ def _client_options(api_key_env: str, chars_per_token: float) -> tuple[Option, .
         Option("chars_per_token", "number", "characters per token without a tokenizer", default=chars_per_token),
     )
 
+
+BASELINE = "baseline"  # the adapter of the trivial baselines: `is_baseline` tells them from models
 
 _JUDGE_OPTIONS = (
     Option("mode", "string", "direct or pairwise", choices=("direct", "pairwise"), required=True),
@@ -168,12 +191,29 @@ _ENTRIES = (
                 Option("read_offset", "integer", "tokens from the end of the conversation up to a step's reply "
                        "to the reading position (the card's -3 for Llama-3.1)", default=3),
             )),
+    # Trivial baselines (rmeval.models.baseline): a rule on the response text, configured like any model.
+    Adapter(BASELINE, "rmeval.models.baseline:BaselineScorer",
+            "trivial baseline: the response's length in characters, a seeded random reward, or a constant",
+            weightless=True, options=(
+                Option("kind", "string", "length, random or constant", choices=("length", "random", "constant"),
+                       required=True),
+                Option("seed", "integer", "seed of the random reward", default=0, applies_when=("kind", "random")),
+                Option("value", "number", "the constant reward", default=0.0, applies_when=("kind", "constant")),
+            )),
     # A local server (vLLM, SGLang) needs no key: the judge sends none when the variable is unset.
     Adapter("judge", "rmeval.models.judge:JudgeScorer", "LLM judge over an OpenAI-compatible endpoint",
             remote=True, judge=True, options=(*_client_options("OPENAI_API_KEY", 3.0), *_JUDGE_OPTIONS)),
 )
 
 ADAPTERS: dict[str, Adapter] = {entry.name: entry for entry in _ENTRIES}
+
+
+def is_baseline(model: Any) -> bool:
+    """Whether a model is a trivial baseline (adapter `baseline`), not a reward model: `model` is its resolved entry
+    (rmeval.registry.ModelSpec), or a mapping with its `adapter` (an entry as written, a score sidecar, a lock's
+    model record). The one test of it: tables, summaries and comparisons mark baselines by it."""
+    adapter = model.get("adapter") if isinstance(model, Mapping) else getattr(model, "adapter", None)
+    return adapter == BASELINE
 
 
 def unknown_adapter(name: Any) -> str:

@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def wants_server(spec: ModelSpec, flag: bool | None, environ: Mapping[str, str] | None = None) -> bool:
-    """Score through a model server? API models never; else `--server/--no-server`, else inside a Snakemake run
+    """Score through a model server? API models and baselines (nothing to load) never; else `--server/--no-server`, else inside a Snakemake run
     (RMEVAL_RUN set): locally, or under Slurm inside a model's allocation (`scoring.slurm_grouping: model`, whose
     jobstep sets RMEVAL_SLURM_SERVER), not in a per-job allocation, which loads the model once anyway."""
     from rmeval.devices import under_slurm
@@ -81,7 +81,7 @@ def wants_server(spec: ModelSpec, flag: bool | None, environ: Mapping[str, str] 
     from rmeval.scoring.slurm_group import ALLOCATION_SERVER_ENV
 
     environ = os.environ if environ is None else environ
-    if spec.adapter_entry.remote:
+    if not spec.adapter_entry.loads_model:
         return False
     if flag is not None:
         return flag
@@ -102,8 +102,8 @@ def main(argv: list[str]) -> int:
         # The job's own GPUs are claimed by the server; the log still names the allocation it ran in.
         print(f"Slurm job {os.environ['SLURM_JOB_ID']}: scoring through this allocation's model server",
               file=sys.stderr, flush=True)
-    # The server claims the GPUs (it holds the model); an API model needs none.
-    gpus = 0 if use_server or spec.adapter_entry.remote else requested_gpus(spec.resources.gpu, args.device)
+    # The server claims the GPUs (it holds the model); an API model or a baseline needs none.
+    gpus = 0 if use_server or not spec.adapter_entry.loads_model else requested_gpus(spec.resources.gpu, args.device)
     # Claim before torch is imported: CUDA reads CUDA_VISIBLE_DEVICES once, at initialisation.
     with claim_gpus(gpus) if not use_server else nullcontext(GpuClaim((), "cpu")) as claim:
         from rmeval.scoring.job import JobRequest, run_job

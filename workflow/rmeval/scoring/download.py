@@ -62,6 +62,9 @@ def download(spec: ModelSpec) -> dict[str, Any]:
     if spec.adapter_entry.remote:
         _log(f"{spec.name}: adapter {spec.adapter!r} scores through an API; nothing to download")
         return {**base, "source": "api"}
+    if spec.adapter_entry.weightless:
+        _log(f"{spec.name}: adapter {spec.adapter!r} is a rule on the text, without weights; nothing to download")
+        return {**base, "source": "none"}
     if looks_local(spec.path):
         local = Path(spec.path).expanduser()
         if not (local / "config.json").is_file():

@@ -66,11 +66,11 @@ def process_age_s() -> float | None:
 def check_revision_before_loading(request: JobRequest) -> None:
     """A lock's fingerprint (local folder) or commit (hub cache) is compared before the model loads: a changed
     7B model fails in a second, not after minutes of loading (or a model server started for nothing). The loaded
-    scorer's revision is compared again after loading; remote (API) models have only that check."""
+    scorer's revision is compared again after loading; remote (API) models and baselines have only that check."""
     from rmeval.models.catalogue import ADAPTERS
 
     adapter = ADAPTERS.get(request.spec.adapter)
-    if not request.expect_revision or adapter is None or adapter.remote:
+    if not request.expect_revision or adapter is None or not adapter.loads_model:
         return
     from rmeval.models.hf import model_revision
 

@@ -46,8 +46,8 @@ class JobRequest:
 def resolve_runtime(request: JobRequest) -> Runtime:
     """Device and dtype for this job (torch is imported here, after GPU claiming)."""
     spec = request.spec
-    if spec.adapter_entry.remote:
-        return Runtime(device="api", dtype="n/a", padding_side=None)
+    if not spec.adapter_entry.loads_model:  # an endpoint, or a rule on the text (a baseline): no torch
+        return Runtime(device="api" if spec.adapter_entry.remote else "cpu", dtype="n/a", padding_side=None)
     import torch
 
     if request.threads:

@@ -11,7 +11,8 @@ labelled as published. It writes:
   against each capability measure, with two-sided permutation p-values (exact, every permutation, up to
   EXACT_MAX models; else `permutations` seeded draws) and n;
 - fig_fairness_vs_capability.{png,pdf}: |NMGD| against each capability measure.
-It reads files only: no other benchmark's code.
+It reads files only: no other benchmark's code. Trivial baselines (the fairness run record's `baselines`) are rows
+of the table, marked, but never a point of a correlation, the top-2 claim or the figure: they are not reward models.
 """
 
 from __future__ import annotations
@@ -63,6 +64,19 @@ def fairness_values(table1: Path, table5: Path, table7: Path) -> dict[str, dict[
     for row in _csv(table1, ("model", "f_statistic")).itertuples(index=False):
         values.setdefault(row.model, {})["anova_f"] = float(row.f_statistic)
     return values
+
+
+def run_baselines(tables: Path) -> dict[str, Any]:
+    """model -> its rule, for the trivial baselines of the run (`rmeval fairness-stats`' run record beside the
+    tables); {} without the record (tables copied by hand)."""
+    import json
+
+    from rmeval.benchmarks.fairness.catalogue import BENCHMARK
+
+    record = tables / Path(BENCHMARK.get("record").path).name
+    if not record.is_file():
+        return {}
+    return dict(json.loads(record.read_text(encoding="utf-8")).get("baselines") or {})
 
 
 def capability_values(paths: Sequence[Path]) -> dict[str, dict[str, float]]:
@@ -209,7 +223,7 @@ def claim_sentence(claim: Mapping[str, Any]) -> str:
 
 # ----------------------------------------------------------------------------- outputs
 def write_tables(rows: list[dict[str, Any]], associations: list[Association], measures: Sequence[str],
-                 out: Path, claim: Mapping[str, Any]) -> None:
+                 out: Path, claim: Mapping[str, Any], baselines: Mapping[str, Any] | None = None) -> None:
     from dataclasses import asdict
 
     import pandas as pd
@@ -230,6 +244,13 @@ def write_tables(rows: list[dict[str, Any]], associations: list[Association], me
             f"published one (Song et al. 2025; lower = better), for models not run here too. {claim_text}")
     caption = "Fairness against capability, per model"
     records = frame.astype(object).where(frame.notna(), None).to_dict("records")
+    if baselines:  # named in the Markdown / LaTeX, and said in the note; the CSV keeps the names
+        from rmeval.benchmarks.fairness.stats.marks import BASELINE_SUFFIX
+
+        records = [{**r, "model": f"{r['model']}{BASELINE_SUFFIX}" if r["model"] in baselines else r["model"]}
+                   for r in records]
+        note += (f" ‡ Trivial baseline(s), not reward models ({', '.join(baselines)}): shown, but in no correlation "
+                 "and not in the top-2 claim.")
     write_table_files(out, "fairness_vs_capability", {
         "csv": frame_csv(frame), "md": render_markdown(caption, columns, records, note),
         "tex": render_latex(caption, "tab:fairness_vs_capability", columns, records, note)})
@@ -321,13 +342,15 @@ def main(argv: list[str]) -> int:
                                args.tables / "table7_gap.csv")
     measures = capability_values(args.capability)
     rows = per_model_rows(fairness, measures, ranks)
-    associations = [associate(key, measure, [r.get(measure, math.nan) for r in rows], [r[key] for r in rows],
+    baselines = run_baselines(args.tables)
+    models = [row for row in rows if row["model"] not in baselines]  # what the correlations and the claim use
+    associations = [associate(key, measure, [r.get(measure, math.nan) for r in models], [r[key] for r in models],
                               args.permutations, args.seed, measure != PUBLISHED_RANK)
                     for measure in [*measures, PUBLISHED_RANK] for key in FAIRNESS]
-    claim = top2_claim(rows, list(measures))
-    write_tables(rows, associations, list(measures), args.out, claim)
+    claim = top2_claim(models, list(measures))
+    write_tables(rows, associations, list(measures), args.out, claim, baselines)
     if args.figure is not None:
-        figure = draw(rows, list(measures), associations)
+        figure = draw(models, list(measures), associations)
         save_figure(figure, args.figure.parent, args.figure.stem, args.dpi, ("png", "pdf"))
     print(f"fairness-capability: {len(rows)} model(s), measures {list(measures) + [PUBLISHED_RANK]}")
     return 0

@@ -144,7 +144,8 @@ BENCHMARK = Benchmark(
         # files of the enabled benchmarks (their catalogues' `capability`) and the published ranks.
         Output("capability", f"{TABLES}/fairness_vs_capability.csv", CAPABILITY_RULE,
                caption="fairness_vs_capability.rst", category="Fairness tables", formats=TABLE_FORMATS,
-               builder="rmeval.benchmarks.fairness.capability:write_tables", inputs=("table1", "table5", "table7")),
+               builder="rmeval.benchmarks.fairness.capability:write_tables",
+               inputs=("table1", "table5", "table7", "record")),  # the record: which models are baselines
         Output("capability_correlations", f"{TABLES}/fairness_vs_capability_correlations.csv", CAPABILITY_RULE,
                caption="fairness_vs_capability_correlations.rst", category="Fairness tables",
                builder="rmeval.benchmarks.fairness.capability:write_tables", formats=TABLE_FORMATS),

@@ -3,7 +3,8 @@
 
 One short paragraph per model (is the unfairness significant, how large, which groups are favoured, does abstract
 length explain it), plus the cross-model findings and how the run's reproduction table compares with the
-published values. Reads only the CSVs that `rmeval fairness-stats` writes (the catalogue's `summary_inputs`) and
+published values. A trivial baseline (the run record's `baselines`) is named as one, left out of the count of
+unfair models, and a length baseline's gap is set beside the models' as what length alone produces. Reads only the CSVs that `rmeval fairness-stats` writes (the catalogue's `summary_inputs`) and
 the run's reproduction table, so it can be rerun without recomputing anything."""
 
 from __future__ import annotations
@@ -226,14 +227,56 @@ def _undefined_paragraph(model: str, note: str, gap: Any) -> list[str]:
             f"{gap['nmgd_percent']:.1f}%.", ""]
 
 
-def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutations: int | None = None) -> list[str]:
+def _heading(model: str, baselines: dict[str, Any]) -> str:
+    """A model's paragraph heading; a baseline's names its rule."""
+    if model in baselines:
+        return f"### {model} (trivial baseline, not a reward model: {baselines[model]['rule']})"
+    return f"### {model}"
+
+
+def length_alone_lines(tables: dict[str, Any], baselines: dict[str, Any]) -> list[str]:
+    """What response length alone produces: each length baseline's scale-free gap (95% CI) beside the models'."""
+    gaps = tables["table7_gap"]
+    lines = []
+    models = [m for m in gaps["model"] if m not in baselines]
+
+    def gap_text(model: str) -> str:
+        row = _row(gaps, model)
+        if pd_isna(row["scale_free_gap"]):
+            return f"{model} undefined"
+        return f"{model} {row['scale_free_gap']:.2f} ({row['gap_ci_low']:.2f} to {row['gap_ci_high']:.2f})"
+
+    for model, rule in baselines.items():
+        if rule.get("kind") != "length" or model not in set(gaps["model"]):
+            continue
+        row = _row(gaps, model)
+        if pd_isna(row["scale_free_gap"]):
+            lines.append(f"- Length alone: {model}'s gap is undefined ({row['note']}).")
+            continue
+        beside = f"; the models': {', '.join(gap_text(m) for m in models)}" if models else (
+            "; no reward model ran beside it")
+        lines.append(
+            f"- Length alone: the length baseline {model} ({rule['rule']}) has a scale-free gap of "
+            f"{row['scale_free_gap']:.2f} SD (95% CI {row['gap_ci_low']:.2f} to {row['gap_ci_high']:.2f}; "
+            f"{_label(row['max_group'])} over {_label(row['min_group'])}){beside}. A model's gap near this one may "
+            "come from the responses' lengths rather than their groups (Table 8 adjusts each model for length).")
+    return lines
+
+
+def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutations: int | None = None,
+                    baselines: dict[str, Any] | None = None) -> list[str]:
+    baselines = baselines or {}
+    from rmeval.benchmarks.fairness.stats.marks import without_baseline_note
+
     anova = _row(tables["table1_anova"], model)
     robust = _row(tables["table5_robust_anova"], model)
     gh = _row(tables["table6_games_howell"], model)
     gap = _row(tables["table7_gap"], model)
-    note = anova.get("note")
+    note = without_baseline_note(anova.get("note")) if model in baselines else anova.get("note")
     if pd_isna(anova["p_value"]) or pd_isna(gap["scale_free_gap"]):
-        return _undefined_paragraph(model, str(note if isinstance(note, str) and note else gap.get("note", "")), gap)
+        gap_note = without_baseline_note(gap.get("note")) if model in baselines else gap.get("note", "")
+        return [_heading(model, baselines), *_undefined_paragraph(
+            model, str(note if isinstance(note, str) and note else gap_note), gap)[1:]]
     means = tables["group_means"][tables["group_means"]["model"] == model]
     significant = anova["p_value"] < alpha
     robust_agrees = all(pd_isna(robust[column]) or (robust[column] < alpha) == significant
@@ -257,7 +300,7 @@ def model_paragraph(tables: dict[str, Any], model: str, alpha: float, permutatio
         if math.isinf(gap["nmgd_ci_high"]):
             size = size[:-len(" (CI -inf to inf).")] + " (CI unbounded: the mean reward may be 0)."
     favoured = _favoured(tables["games_howell_pairs"], means, model, alpha)
-    return [f"### {model}", "", f"- {significance}", f"- {size}", f"- {favoured}",
+    return [_heading(model, baselines), "", f"- {significance}", f"- {size}", f"- {favoured}",
             f"- {_length_sentence(tables, model, alpha)}", ""]
 
 
@@ -355,11 +398,13 @@ def _better_is_fairer(row: Any, alpha: float, basis: str) -> str:
 
 def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: float,
                       corpus: dict[str, Any] | None = None) -> list[str]:
-    lines = ["## Across models", ""]
+    lines = ["## Across models", "", *length_alone_lines(tables, record.get("baselines") or {})]
     table4 = tables.get("table4_pearson")
     reference = record.get("reference_model_used")
     if table4 is not None and reference and not table4.empty:
-        pairs = ", ".join(f"{row.model} r = {row.pearson_r:.2f}" for row in table4.itertuples(index=False))
+        baselines = record.get("baselines") or {}
+        pairs = ", ".join(f"{row.model}{' (baseline)' if row.model in baselines else ''} r = {row.pearson_r:.2f}"
+                          for row in table4.itertuples(index=False))
         lines.append(f"- Agreement with {reference} on which groups get higher rewards (Pearson r of group "
                      f"means): {pairs}.")
     else:
@@ -428,7 +473,9 @@ def truncation_lines(means: Any) -> list[str]:
 
 def render(tables: dict[str, Any], record: dict[str, Any], alpha: float, corpus: dict[str, Any] | None = None,
            paired: Any = None) -> str:
-    models = list(tables["table1_anova"]["model"])
+    baselines = record.get("baselines") or {}
+    everyone = list(tables["table1_anova"]["model"])
+    models = [m for m in everyone if m not in baselines]
     groups = record.get("groups") or sorted(set(tables["group_means"]["group"]))
     settings = record.get("settings", {})
     counts = tables["group_means"].groupby("group")["n"].agg(["min", "max"])
@@ -441,14 +488,18 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float, corpus:
     # counted by the Benjamini-Hochberg q-value over the models, so that M models do not give M chances
     q_column = "q_value" if "q_value" in tables["table1_anova"].columns else "p_value"
     unfair = [m for m in models if _row(tables["table1_anova"], m)[q_column] < alpha]
+    shown = [m for m in everyone if m in baselines]
+    with_baselines = (f" (and {len(shown)} trivial baseline(s), not reward models: {', '.join(shown)})"
+                      if shown else "")
     lines = [
         "# Group fairness of reward models: summary",
         "",
-        f"{len(models)} reward model(s) scored {_data_words(corpus)} from {len(groups)} groups "
+        f"{len(models)} reward model(s){with_baselines} scored {_data_words(corpus)} from {len(groups)} groups "
         f"(n per group: {sizes}). "
         "A fair model gives the same mean reward to every group. "
-        f"{len(unfair)} of {len(models)} model(s) show a significant difference between groups at alpha = {alpha:g} "
-        "(ANOVA, Benjamini-Hochberg q-value over the models).",
+        + (f"{len(unfair)} of {len(models)} model(s) show a significant difference between groups at alpha = "
+           f"{alpha:g} (ANOVA, Benjamini-Hochberg q-value over the models)." if models else
+           "No reward model ran: the baselines below show what their rules alone give on these groups."),
         "",
         "The *gap* is the highest minus the lowest group mean in within-group standard deviations (0.2 small, "
         "0.5 medium, 0.8 large); unlike the paper's NMGD it compares across models whatever their reward scale. "
@@ -464,8 +515,8 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float, corpus:
         "## Per model",
         "",
     ]
-    for model in models:
-        lines += model_paragraph(tables, model, alpha, settings.get("permutations"))
+    for model in everyone:
+        lines += model_paragraph(tables, model, alpha, settings.get("permutations"), baselines)
     lines += cross_model_lines(tables, record, alpha, corpus)
     if paired is not None:
         lines += paired_lines(paired, alpha)

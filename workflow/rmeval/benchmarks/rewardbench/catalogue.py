@@ -56,7 +56,7 @@ BENCHMARK = Benchmark(
     ),
     capability="capability",
     summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
-    summary_inputs=("capability",),
+    summary_inputs=("sections",),  # its Overall rows, with their mode (a baseline is named as one)
     report_section="rewardbench_section.rst",
     # Which model is better on the same prompts (rmeval compare): subsets, sections, overall (rewardbench/compare.py)
     compare=ModelComparison(provider="rmeval.benchmarks.rewardbench.compare:comparison_part"),

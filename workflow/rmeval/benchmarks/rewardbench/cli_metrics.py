@@ -110,7 +110,8 @@ def export_main(argv: list[str]) -> int:
                    if row["subset"] != metrics.OVERALL}
     scores = Path(args.scores)
     meta = Path(args.meta) if args.meta else scores.with_name(scores.name.removesuffix(".parquet") + ".meta.json")
-    write_json_atomic({"model": args.model, "model_type": MODEL_TYPES[scored.mode],
+    model_type = f"Trivial baseline ({scored.baseline.kind})" if scored.baseline else MODEL_TYPES[scored.mode]
+    write_json_atomic({"model": args.model, "model_type": model_type,
                        "chat_template": chat_template_used(meta), **subsets}, args.out, sort_keys=False)
     print(f"rewardbench-export: {args.model} -> {args.out}")
     return 0

@@ -3,6 +3,8 @@
 Rows are joined by the score contract's ids; every prepared completion must be scored exactly once. LLM judges in
 direct mode (`rating` column) are scored on their reward (the rating; the lowest one when unparsable), so tied
 ratings at the top share the point by the same 1/k rule; pairwise judges rate no single completion and are refused.
+A trivial baseline (adapter `baseline`, known from the score file's sidecar) is scored by the same rules, its mode
+naming it (`length baseline`); the chance rows (model `Random (chance)`) keep mode `baseline`.
 """
 
 from __future__ import annotations
@@ -31,8 +33,12 @@ from rmeval.intervals import bounded_mean_interval, percentile_bounds
 if TYPE_CHECKING:
     import pandas as pd
 
+    from rmeval.models.baseline import BaselineRule
+
 CLASSIFIER = "classifier"
 DIRECT_JUDGE = "judge (direct)"
+CHANCE = "baseline"  # the mode of the chance rows (a random reward model's expected score), not a scored model
+MODEL_MODES = (CLASSIFIER, DIRECT_JUDGE)  # reward models; a baseline model's mode is its rule's label
 OVERALL = "Overall"
 
 
@@ -44,6 +50,7 @@ class Scored:
     model: str
     mode: str
     rows: dict[str, tuple[str, list[float], int]]  # row_id -> (subset, rewards, n_correct)
+    baseline: BaselineRule | None = None  # a trivial baseline's rule (its mode is `rule.label`)
 
 
 def score_mode(scores: pd.DataFrame, path: Path) -> str:
@@ -55,6 +62,8 @@ def score_mode(scores: pd.DataFrame, path: Path) -> str:
 
 def join(data: pd.DataFrame, scores: pd.DataFrame, model: str, path: Path) -> Scored:
     import pandas as pd
+
+    from rmeval.models.baseline import sidecar_baseline
 
     if "id" not in scores.columns or "reward" not in scores.columns:
         raise RmevalError(f"{path}: needs columns 'id' and 'reward'; found {list(scores.columns)}")
@@ -78,7 +87,8 @@ def join(data: pd.DataFrame, scores: pd.DataFrame, model: str, path: Path) -> Sc
         value = finite(rewards[record["id"]], f"{path}: id {record['id']!r}: column 'reward'")
         subset, values, n_correct = rows.setdefault(record["row_id"], (record["subset"], [], record["n_correct"]))
         values.append(value)
-    return Scored(model, mode, rows)
+    baseline = sidecar_baseline(path)
+    return Scored(model, baseline.label if baseline else mode, rows, baseline)
 
 
 # Subsets in the official order (v2's six, then v1's by section); any other subset after them, by name.
@@ -170,18 +180,18 @@ def chance_v2(data: pd.DataFrame) -> list[dict[str, Any]]:
     out = []
     for subset, group in _groups(data):
         value = math.nan if subset == TIES else 100 * float((1 / group["n_completions"]).mean())
-        out.append({"model": "Random (chance)", "mode": "baseline", "subset": subset, "score": value,
+        out.append({"model": "Random (chance)", "mode": CHANCE, "subset": subset, "score": value,
                     "n": len(group)})
     scores = {row["subset"]: row["score"] / 100 for row in out}
-    out.append({"model": "Random (chance)", "mode": "baseline", "subset": OVERALL, "score": 100 * v2_overall(scores),
+    out.append({"model": "Random (chance)", "mode": CHANCE, "subset": OVERALL, "score": 100 * v2_overall(scores),
                 "n": sum(row["n"] for row in out)})
     return out
 
 
 def chance_v1(data: pd.DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    subsets = [{"model": "Random (chance)", "mode": "baseline", "subset": subset, "accuracy": 50.0, "n": len(group)}
+    subsets = [{"model": "Random (chance)", "mode": CHANCE, "subset": subset, "accuracy": 50.0, "n": len(group)}
                for subset, group in _groups(data)]
-    sections = [{"model": "Random (chance)", "mode": "baseline", "section": section, "score": 100 * value}
+    sections = [{"model": "Random (chance)", "mode": CHANCE, "section": section, "score": 100 * value}
                 for section, value in section_scores({row["subset"]: 0.5 for row in subsets}).items()]
     return subsets, sections
 

@@ -1,6 +1,7 @@
 """A RewardBench version's section of the run's summary (`Benchmark.summary_section` of both versions): each
-scored model's overall score from its capability file (model, measure, score), highest first, so that a run of
-RewardBench alone still says in words what it found."""
+scored model's overall score from its overall table (v1's sections, v2's scores: the `Overall` rows, with their
+mode), highest first, so that a run of RewardBench alone still says in words what it found. A trivial baseline
+(a mode such as `length baseline`) is named as one; the chance row is the sentence's reference value."""
 
 from __future__ import annotations
 
@@ -10,25 +11,31 @@ if TYPE_CHECKING:
     from rmeval.run_outputs.context import RunContext
 
 
-def render(title: str, rows: list[tuple[str, float | None]], chance: float) -> str:
-    """The section: a heading, then one line per model (highest first; a model with no overall score last)."""
+def render(title: str, rows: list[tuple[str, float | None, str | None]], chance: float) -> str:
+    """The section: a heading, then one line per model (highest first; a model with no overall score last).
+    A row is (model, overall score or None, the baseline's label or None for a reward model)."""
     lines = [f"## {title}", ""]
     if not rows:
         return "\n".join([*lines, "No model was scored."]) + "\n"
     ranked = sorted(rows, key=lambda row: (row[1] is None, -(row[1] or 0.0), row[0]))
     lines.append(f"Overall score per model, highest first (percent; a random reward model scores {chance:g}):")
     lines.append("")
-    for model, score in ranked:
-        lines.append(f"- {model}: {'not every subset ran' if score is None else f'{score:.1f}'}")
+    for model, score, baseline in ranked:
+        name = f"{model} ({baseline}: a trivial baseline, not a reward model)" if baseline else model
+        lines.append(f"- {name}: {'not every subset ran' if score is None else f'{score:.1f}'}")
     return "\n".join(lines) + "\n"
 
 
 def summary_section(context: RunContext) -> str:
     import csv
 
+    from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES, OVERALL
     from rmeval.benchmarks.rewardbench.versions import VERSIONS
 
     (key,) = context.benchmark.summary_inputs
     with context.path(key).open(newline="", encoding="utf-8") as handle:
-        rows = [(row["model"], float(row["score"]) if row["score"] else None) for row in csv.DictReader(handle)]
+        rows = [(row["model"], float(row["score"]) if row["score"] else None,
+                 None if row["mode"] in MODEL_MODES else row["mode"])
+                for row in csv.DictReader(handle)
+                if row.get("subset", row.get("section")) == OVERALL and row["mode"] != CHANCE]
     return render(context.benchmark.title, rows, VERSIONS[context.benchmark.name].chance)

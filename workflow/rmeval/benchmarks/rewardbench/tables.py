@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES
 from rmeval.tables import Column, frame_csv, render_latex, render_markdown, write_table_files
 
 Row = dict[str, Any]
@@ -20,9 +21,16 @@ V1_SECTION_COLUMNS = (Column("model", "Model"), Column("mode", "Mode"), Column("
                       Column("score", "Score (%)", "fixed", 2))
 
 
+MODE_NOTE = ("Mode: classifier or judge (direct) for a reward model; baseline for the chance row; "
+             "`<kind> baseline` for a trivial baseline scored as a model (no weights: length = the response's "
+             "characters, random = a seeded random reward, constant = a tie everywhere).")
+
+
 def _write(rows: Sequence[Row], columns: Sequence[Column], out: Path, stem: str, caption: str, note: str) -> None:
     import pandas as pd
 
+    if any(row.get("mode") not in (*MODEL_MODES, CHANCE) for row in rows):  # a baseline model is in the table
+        note = f"{note} {MODE_NOTE}"
     frame = pd.DataFrame(list(rows), columns=[column.key for column in columns])
     write_table_files(out, stem, {"csv": frame_csv(frame),
                                   "md": render_markdown(caption, columns, rows, note),
@@ -47,11 +55,12 @@ def v1_sections_table(rows: Sequence[Row], out: Path, stem: str) -> None:
 
 
 def capability_table(rows: Sequence[Row], measure: str, key: str, path: Path) -> None:
-    """model, measure, score: each scored model's overall score (a benchmark's `capability` file), chance rows out."""
+    """model, measure, score: each scored reward model's overall score (a benchmark's `capability` file); the chance
+    rows and trivial baselines out: the file says how capable the models are."""
     import pandas as pd
 
     from rmeval.io.atomic import write_text_atomic
 
     overall = [{"model": row["model"], "measure": measure, "score": row[key]} for row in rows
-               if row.get("mode") != "baseline" and row.get("subset", row.get("section")) == "Overall"]
+               if row.get("mode") in MODEL_MODES and row.get("subset", row.get("section")) == "Overall"]
     write_text_atomic(frame_csv(pd.DataFrame(overall, columns=["model", "measure", "score"])), path)

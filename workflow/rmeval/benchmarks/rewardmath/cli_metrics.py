@@ -7,7 +7,9 @@ Inputs (any combination, at least one of --official / --scores):
   --subjects (default all seven; a subject whose prepared table is empty needs no score file).
 
 With --data, reward-free baselines (random, fewest / most steps, shortest / longest solution) are computed on
-the prepared solutions and added as rows of source `baseline` (`rmeval.benchmarks.rewardmath.baselines`).
+the prepared solutions and added as rows of source `baseline` (`rmeval.benchmarks.rewardmath.baselines`). A
+trivial baseline scored as a model (adapter `baseline`, known from its score sidecars) is a row of source
+`workflow` and kind `baseline`.
 
 Writes to --out the tables the catalogue declares for rule rewardmath_metrics
 (`rmeval.benchmarks.rewardmath.catalogue`), each by the builder it names (`metric_tables`) (CSV: machine columns,
@@ -25,7 +27,7 @@ fewer problems than the full benchmark):
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,7 @@ class Collected:
     pairs: list[SourcedPairs]
     random_rewardmath: Any = None  # baselines.RandomExpectation, when the prepared data has RewardMATH rows
     random_rewardbench_pairs: int = 0  # pairs of the prepared RewardBench table (random baseline: 50 %)
+    baseline_models: set[str] = field(default_factory=set)  # workflow models that are trivial baselines
 
 
 def collect(args: argparse.Namespace) -> Collected:
@@ -91,11 +94,15 @@ def collect(args: argparse.Namespace) -> Collected:
         problem_info = problem_info_from_data(Path(args.data))
     setups: list[Sourced] = []
     pairs: list[SourcedPairs] = []
+    baseline_models: set[str] = set()
     if args.scores:
         scores_dir, data_dir = Path(args.scores), Path(args.data)
         models = args.models or sorted(path.name for path in scores_dir.iterdir() if path.is_dir())
         if not models:
             raise RmevalError(f"{scores_dir}: no model folders")
+        from rmeval.models.baseline import scored_baselines
+
+        baseline_models = set(scored_baselines(scores_dir, list(models)))
         for model in models:
             model_setups = read_model_rewardmath(model, scores_dir, data_dir, args.subjects)
             setups += [Sourced("workflow", setup) for setup in model_setups]
@@ -106,7 +113,7 @@ def collect(args: argparse.Namespace) -> Collected:
     if args.official_rewardbench:
         for path in official_files(args.official_rewardbench):
             pairs += [SourcedPairs("official", setup) for setup in read_rewardbench_file(path)]
-    collected = Collected(setups, pairs)
+    collected = Collected(setups, pairs, baseline_models=baseline_models)
     if args.data:
         add_baselines(collected, Path(args.data), args.subjects)
     seen: set[tuple[str, str, str]] = set()
@@ -136,12 +143,18 @@ def _ci_fields(prefix: str, ci: tuple[float, float]) -> dict[str, float]:
     return {f"{prefix}_ci_low": percent2(ci[0]), f"{prefix}_ci_high": percent2(ci[1])}
 
 
-def _identity(setup: str, source: str, aggregation: str, names: dict[str, str], mode: str = "") -> dict[str, Any]:
+def _identity(setup: str, source: str, aggregation: str, names: dict[str, str], mode: str = "",
+              baseline: bool = False) -> dict[str, Any]:
     # `mode` comes from the scores themselves (an LLM judge's rating / verdict columns), so a workflow judge is
-    # shown as one even where its aggregation alone ("scalar") would read as a classifier's.
-    kind = JUDGE if mode.startswith("judge") else setup_kind(setup, source, aggregation)
+    # shown as one even where its aggregation alone ("scalar") would read as a classifier's; `baseline`: a workflow
+    # model that is a trivial baseline (its score sidecars say so).
+    kind = BASELINE if baseline else JUDGE if mode.startswith("judge") else setup_kind(setup, source, aggregation)
     return {"model": display_name(setup, source, names), "setup": setup, "source": source,
             "kind": kind, "aggregation": aggregation}
+
+
+def _is_baseline_model(collected: Collected, source: str, setup: str) -> bool:
+    return source == "workflow" and setup in collected.baseline_models
 
 
 def metric_rows(collected: Collected, names: dict[str, str]) -> list[dict[str, Any]]:
@@ -151,7 +164,8 @@ def metric_rows(collected: Collected, names: dict[str, str]) -> list[dict[str, A
     for item in collected.setups:
         summary = summarize(item.setup.problems)
         rows.append({
-            **_identity(item.setup.setup, item.source, item.setup.aggregation, names, item.setup.mode), "n": summary.n,
+            **_identity(item.setup.setup, item.source, item.setup.aggregation, names, item.setup.mode,
+                        _is_baseline_model(collected, item.source, item.setup.setup)), "n": summary.n,
             "full_set": summary.n >= REWARDMATH_PROBLEMS,
             "accuracy": percent2(summary.accuracy), "mrr": percent2(summary.mrr),
             **_ci_fields("accuracy", summary.accuracy_ci), **_ci_fields("mrr", summary.mrr_ci),
@@ -195,7 +209,8 @@ def rewardbench_rows(collected: Collected, names: dict[str, str]) -> list[dict[s
     rows = []
     for item in collected.pairs:
         n, accuracy, ci = pairwise_accuracy(item.setup.pairs)
-        rows.append({**_identity(item.setup.setup, item.source, item.setup.aggregation, names), "n": n,
+        rows.append({**_identity(item.setup.setup, item.source, item.setup.aggregation, names,
+                                 baseline=_is_baseline_model(collected, item.source, item.setup.setup)), "n": n,
                      "full_set": n >= REWARDBENCH_MATH_PRM_PAIRS, "accuracy": percent2(accuracy),
                      **_ci_fields("accuracy", ci)})
     n_random = collected.random_rewardbench_pairs

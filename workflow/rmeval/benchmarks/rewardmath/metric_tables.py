@@ -112,12 +112,19 @@ BASELINE_NOTE = ("Baselines read no mathematics: random is the expected value of
                  "its step count or length, ties counted as for models (a tie fails).")
 
 
+MODEL_BASELINE_NOTE = ("This run's rows of kind baseline are trivial baselines scored as models (adapter baseline: "
+                       "length = the characters of the scored text, random = a seeded random reward, constant = a "
+                       "tie everywhere), not reward models.")
+
+
 def _notes(rows: list[Row], full_keys: tuple[str, ...], what: str) -> list[str]:
     notes = []
     if any(row.get(key) is False for row in rows for key in full_keys):
         notes.append(f"{DAGGER} run on fewer {what}; not comparable with full-set rows.")
     if any(row["source"] == BASELINE for row in rows):
         notes.append(BASELINE_NOTE)
+    if any(row["source"] == "workflow" and row["kind"] == BASELINE for row in rows):
+        notes.append(MODEL_BASELINE_NOTE)
     if any(row["source"] == "official" for row in rows):
         notes.append("Official rows: the result files of the RewardMATH authors (file stems in the CSV).")
     return notes
@@ -186,10 +193,10 @@ def side_by_side_table(tables: MetricTables, out_dir: Path, stem: str) -> None:
 
 def capability_table(tables: MetricTables, out_dir: Path, stem: str) -> None:
     """model, measure, score: each workflow model's RewardMATH accuracy (a PRM under the run's step aggregation),
-    the benchmark's `capability` file for the fairness benchmark's fairness_vs_capability."""
+    the benchmark's `capability` file for the fairness benchmark's fairness_vs_capability; trivial baselines out."""
     chosen: dict[str, Row] = {}
     for row in tables.metrics:
-        if row["source"] != "workflow":
+        if row["source"] != "workflow" or row.get("kind") == BASELINE:
             continue
         if row["setup"] not in chosen or row["aggregation"] == tables.prm_aggregation:
             chosen[row["setup"]] = row

@@ -35,6 +35,8 @@ HEADING = "## RewardMATH (math robustness)"
 
 
 def _name(point: Point) -> str:
+    if point.is_baseline:  # a reward-free rule: the table's own (`Fewest steps`), or a baseline scored as a model
+        return point.model.lower() if point.source == "baseline" else f"{point.model} (a trivial baseline)"
     if point.kind == "PRM":
         return f"{point.model} ({point.aggregation})"
     if point.kind == "LLM judge":
@@ -88,7 +90,9 @@ def render(points: Sequence[Point], prm_aggregation: str, alpha: float) -> str:
     """The RewardMATH section of the summary, as Markdown, at significance level `alpha`."""
     rows = one_per_model(points, prm_aggregation)
     models = [point for point in rows if not point.is_baseline]
-    baselines = {point.setup: point for point in rows if point.is_baseline}
+    # the table's reward-free rules by name, and trivial baselines scored as models (source workflow) by theirs
+    baselines = {point.setup if point.source == "baseline" else f"workflow:{point.setup}": point
+                 for point in rows if point.is_baseline}
     full = [point for point in models if point.rewardmath_full]
     partial = [point for point in models if not point.rewardmath_full]
     lines = [HEADING, ""]
@@ -116,7 +120,7 @@ def render(points: Sequence[Point], prm_aggregation: str, alpha: float) -> str:
         if step_baselines:
             strongest = max(step_baselines, key=lambda point: point.accuracy)
             beat = [point for point in full if _above(point, strongest.accuracy)]
-            text += (f"the best reward-free rule on RewardMATH, {strongest.model.lower()}, scores "
+            text += (f"the best reward-free rule on RewardMATH, {_name(strongest)}, scores "
                      f"{strongest.accuracy:.2f} %, and {len(beat)} of {len(full)} beat it.")
         elif partial_baselines:
             text += ("the step-count and length baselines ran on fewer problems than the full set here (the "

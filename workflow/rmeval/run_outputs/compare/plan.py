@@ -15,18 +15,14 @@ from rmeval.errors import RmevalError
 from rmeval.registry import ModelSpec
 from rmeval.run_plan import RunPlan, config_value
 
-BASELINE_ADAPTER = "baseline"  # a registry entry with this adapter is a trivial baseline (no weights)
-
-
 def baseline_kind(spec: ModelSpec) -> str | None:
-    """The baseline's kind (length, random, constant) when the resolved entry's adapter is `baseline`, else None."""
-    if spec.adapter != BASELINE_ADAPTER:
+    """The baseline's kind (length, random, constant) when the resolved entry is a trivial baseline
+    (`rmeval.models.catalogue.is_baseline`, the one test of it), else None."""
+    from rmeval.models.catalogue import BASELINE, is_baseline
+
+    if not is_baseline(spec):
         return None
-    try:
-        settings = spec.adapter_entry.settings(dict(spec.options))
-    except (KeyError, ValueError):
-        settings = dict(spec.options)
-    return str(settings.get("kind") or BASELINE_ADAPTER)
+    return str(spec.options.get("kind") or BASELINE)
 
 
 def baseline_models(specs: Mapping[str, ModelSpec]) -> dict[str, str]:

@@ -7,10 +7,13 @@ except the long-form differences (CSV only)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmeval.errors import RmevalError
 from rmeval.tables import Column
+
+if TYPE_CHECKING:
+    from rmeval.benchmarks.fairness.stats.marks import Marks
 
 STEMS = ("table_paired", "paired_groups", "paired_posthoc")
 DIFFERENCES = "paired_differences"
@@ -112,8 +115,10 @@ CAPTIONS = {
 
 
 def write_paired(scores: Any, data_dir: Path, out: Path, alpha: float, bootstrap: int, seed: int,
-                 footnote: str) -> list[Path]:
-    from rmeval.benchmarks.fairness.stats.tables import Table, write_table
+                 footnote: str, marks: Marks | None = None) -> list[Path]:
+    """The paired design's tables; `marks`: the judges and baselines to mark (stats.marks), none by default."""
+    from rmeval.benchmarks.fairness.stats.marks import Marks
+    from rmeval.benchmarks.fairness.stats.tables import Table
     from rmeval.io.atomic import write_text_atomic
     from rmeval.tables import frame_csv
 
@@ -122,7 +127,7 @@ def write_paired(scores: Any, data_dir: Path, out: Path, alpha: float, bootstrap
     written = []
     for stem in STEMS:
         table = Table(stem, CAPTIONS[stem], frames[stem], f"{notes[stem]} {footnote}".strip(), dict(EXTRA))
-        written += write_table(table, out)
+        written += (marks or Marks()).write(table, out)
     path = out / f"{DIFFERENCES}.csv"
     write_text_atomic(frame_csv(frames[DIFFERENCES]), path)
     return [*written, path]

@@ -4,7 +4,8 @@ Unlike the NMGD, this gap does not divide by the mean reward, so it is comparabl
 whatever their scale or sign. Each row is annotated with the groups at the extremes, the
 permutation p-value and the NMGD with its bootstrap CI, so the two metrics can be read side by side.
 A square marks a permutation p-value below the alpha the tables were computed with (`stats.alpha`, from the
-run record of `rmeval fairness-stats`), which the title states.
+run record of `rmeval fairness-stats`), which the title states. A trivial baseline (the record's `baselines`) is
+labelled as one, and a length baseline's gap is drawn as a dashed line across the models: what length alone gives.
 """
 
 from __future__ import annotations
@@ -99,7 +100,12 @@ def draw(gap: pd.DataFrame, record: Mapping[str, Any]) -> Figure:
             va="center",
             fontsize=7.5,
         )
-    axes.set_yticks(range(len(rows)), list(rows["model"]))
+    baselines = record.get("baselines") or {}
+    length_gaps = [row["scale_free_gap"] for _, row in rows.iterrows()
+                   if (baselines.get(row["model"]) or {}).get("kind") == "length" and math.isfinite(row["scale_free_gap"])]
+    for gap in length_gaps:
+        axes.axvline(gap, color="#D55E00", linestyle="--", linewidth=1.0, zorder=1)
+    axes.set_yticks(range(len(rows)), [f"{m} (baseline)" if m in baselines else m for m in rows["model"]])
     axes.set_ylim(-0.6, len(rows) - 0.4)
     axes.set_xlim(left=0.0, right=max(upper * 1.1, 0.1))
     marks = " / ".join(f"{position:g}" for position, _ in EFFECT_SIZE_MARKS)
@@ -107,6 +113,7 @@ def draw(gap: pd.DataFrame, record: Mapping[str, Any]) -> Figure:
     axes.set_xlabel(
         "scale-free gap: (max - min group mean) / pooled within-group SD, 95% CI\n"
         f"dotted lines: {marks} ({names} standardized difference)"
+        + ("; dashed: the length baseline's gap (length alone)" if length_gaps else "")
     )
     axes.set_title(
         f"Largest group gap per model (squares: permutation p < {alpha:g}; circles: not significant)",

@@ -20,6 +20,7 @@ from rmeval.errors import RmevalError
 
 if TYPE_CHECKING:
     from rmeval.benchmarks.catalogue import Output
+    from rmeval.models.baseline import BaselineRule
 
 # The paper's reference model: the config's default `reference_model`. Known even when the registry lacks it.
 PAPER_REFERENCE_MODEL: str = schema_default("reference_model")
@@ -72,6 +73,9 @@ class Analysis:
     results: list[ModelResult]
     ranks: dict[str, int | None]
     notes: list[str] = field(default_factory=list)
+    # the trivial baselines among the models (their score sidecars say so) and their rules: marked in the tables,
+    # a multiplicity family of their own
+    baselines: dict[str, BaselineRule] = field(default_factory=dict)
 
 
 def analyse_model(scores: ModelScores, settings: StatsSettings) -> ModelResult:
@@ -129,9 +133,11 @@ def resolve_reference(reference: str | None, scores: ScoreSet, known_models: set
     )
 
 
-def analyse(scores: ScoreSet, settings: StatsSettings, ranks: dict[str, int | None]) -> Analysis:
+def analyse(scores: ScoreSet, settings: StatsSettings, ranks: dict[str, int | None],
+            baselines: dict[str, BaselineRule] | None = None) -> Analysis:
     results = [analyse_model(model_scores, settings) for model_scores in scores.models]
-    return Analysis(settings=settings, groups=scores.groups, results=results, ranks=ranks, notes=list(scores.notes))
+    return Analysis(settings=settings, groups=scores.groups, results=results, ranks=ranks, notes=list(scores.notes),
+                    baselines=dict(baselines or {}))
 
 
 # ---------------------------------------------------------------- tables
@@ -171,6 +177,9 @@ def run_record(analysis: Analysis, reference: str | None, notes: list[str], scor
         "groups": analysis.groups,
         "settings": asdict(analysis.settings),
         "reference_model_used": reference,
+        # model -> its rule, for the trivial baselines among the models (what the summary names as baselines)
+        "baselines": {model: {"kind": rule.kind, "revision": rule.revision, "rule": rule.words}
+                      for model, rule in analysis.baselines.items()},
         "notes": notes + [f"{r.model}: {r.note}" for r in analysis.results if r.note]
         + [f"{r.model}: {r.length_note}" for r in analysis.results if r.length_note],
     }

@@ -6,6 +6,7 @@ Each is named like its file and declared once in rmeval.benchmarks.fairness.cata
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -116,20 +117,25 @@ def _gap_metrics(analysis: Analysis) -> dict[str, dict[str, float]]:
 # ---------------------------------------------------------------- the tables, in catalogue order
 
 
-def _with_q(rows: list[dict[str, Any]], p_column: str, q_column: str) -> list[dict[str, Any]]:
-    """`q_column`: Benjamini-Hochberg q-values of `p_column` over the table's models."""
-    for row, q in zip(rows, bh_q_values([row[p_column] for row in rows]), strict=True):
-        row[q_column] = q
+def _with_q(rows: list[dict[str, Any]], p_column: str, q_column: str, baselines: Collection[str] = ()
+            ) -> list[dict[str, Any]]:
+    """`q_column`: Benjamini-Hochberg q-values of `p_column` over the table's models; trivial baselines form a family
+    of their own, so that adding one to a run changes no model's q-value."""
+    for family in ([row for row in rows if row["model"] not in baselines],
+                   [row for row in rows if row["model"] in baselines]):
+        for row, q in zip(family, bh_q_values([row[p_column] for row in family]), strict=True):
+            row[q_column] = q
     return rows
 
 
-Q_NOTE = "q: Benjamini-Hochberg q-value over the table's models (false discovery rate)."
+Q_NOTE = ("q: Benjamini-Hochberg q-value over the table's models (false discovery rate); trivial baselines, if "
+          "any, are a family of their own.")
 
 
 def table1_anova(context: TableContext) -> TableDraft:
     results, ranks = context.analysis.results, context.analysis.ranks
     rows = _with_q([{"model": r.model, "f_statistic": r.anova.f_statistic, "p_value": r.anova.p_value,
-                     "note": r.note} for r in results], "p_value", "q_value")
+                     "note": r.note} for r in results], "p_value", "q_value", context.analysis.baselines)
     frame = _with_rank(rows, ["model", "f_statistic", "p_value", "q_value", "note"], ranks)
     return TableDraft(
         "One-way ANOVA of reward across groups",
@@ -222,8 +228,8 @@ def table5_robust_anova(context: TableContext) -> TableDraft:
         _frame(_with_q(_with_q([{"model": r.model, "welch_f": r.welch.f_statistic, "welch_p": r.welch.p_value,
                                  "kruskal_h": r.kruskal.h_statistic, "kruskal_p": r.kruskal.p_value,
                                  "eta_sq": r.anova.eta_sq, "omega_sq": r.anova.omega_sq, "cohens_f": r.anova.cohens_f,
-                                 "note": r.note} for r in context.analysis.results], "welch_p", "welch_q"),
-                       "kruskal_p", "kruskal_q"),
+                                 "note": r.note} for r in context.analysis.results], "welch_p", "welch_q",
+                               context.analysis.baselines), "kruskal_p", "kruskal_q", context.analysis.baselines),
                ["model", "welch_f", "welch_p", "welch_q", "kruskal_h", "kruskal_p", "kruskal_q", "eta_sq", "omega_sq",
                 "cohens_f", "note"]),
         "Welch's ANOVA does not assume equal variances; Kruskal-Wallis compares ranks. "
@@ -251,7 +257,7 @@ def table7_gap(context: TableContext) -> TableDraft:
                          "perm_p_value": g.perm_p_value, "null_max_gap": g.null_max_gap,
                          "nmgd_unstable": g.nmgd_unstable, "interval_family": g.interval_family,
                          "note": g.note or r.note})
-    _with_q(gap_rows, "perm_p_value", "perm_q_value")
+    _with_q(gap_rows, "perm_p_value", "perm_q_value", context.analysis.baselines)
     share = gaps_module.FAMILY_SHARE
     return TableDraft(
         "Largest group gap with uncertainty",

@@ -8,11 +8,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmeval import cli_settings
 from rmeval.config_check import schema_default
 from rmeval.errors import RmevalError
+
+if TYPE_CHECKING:
+    from rmeval.benchmarks.fairness.stats.marks import Marks
 
 COLUMNS = ["model", "test", "scenario", "n", "groups", "planted_effect", "planted_gap", "replicates", "rejection_rate", "ci_low",
            "ci_high", "analytic_power", "coverage", "note"]
@@ -67,11 +70,13 @@ def calibration_rows(scores: Any, replicates: int, alpha: float, seed: int,
 
 
 def write_calibration(scores: Any, out: Path, replicates: int, alpha: float, seed: int,
-                      paper_nmgd: dict[str, float]) -> list[Path]:
-    """calibration.{csv,md,tex} (the catalogue's builder of `calibration`)."""
+                      paper_nmgd: dict[str, float], marks: Marks | None = None) -> list[Path]:
+    """calibration.{csv,md,tex} (the catalogue's builder of `calibration`); `marks`: the judges and baselines to mark
+    (stats.marks), none by default."""
     import pandas as pd
 
-    from rmeval.benchmarks.fairness.stats.tables import Table, write_table
+    from rmeval.benchmarks.fairness.stats.marks import Marks
+    from rmeval.benchmarks.fairness.stats.tables import Table
 
     frame = pd.DataFrame(calibration_rows(scores, replicates, alpha, seed, paper_nmgd), columns=COLUMNS)
     for column in ("n", "groups", "replicates"):
@@ -83,7 +88,7 @@ def write_calibration(scores: Any, out: Path, replicates: int, alpha: float, see
             "noncentral F (power.csv's); coverage: share of the scale-free gap's 95% CIs holding the planted gap "
             "(shift / reward SD).")
     table = Table("calibration", "Calibration on this run's rewards: test size, power and CI coverage", frame, note)
-    return write_table(table, out)
+    return (marks or Marks()).write(table, out)
 
 
 def main(argv: list[str]) -> int:
@@ -95,7 +100,10 @@ def main(argv: list[str]) -> int:
     from rmeval.benchmarks.fairness.stats.loading import load_scores
 
     scores = load_scores(args.scores, models=args.models, groups=args.groups)
-    write_calibration(scores, args.out, args.replicates, args.alpha, args.seed, {} if args.corpus else _paper_nmgd())
+    from rmeval.benchmarks.fairness.stats.marks import Marks
+
+    write_calibration(scores, args.out, args.replicates, args.alpha, args.seed, {} if args.corpus else _paper_nmgd(),
+                      Marks.of(Path(args.scores), scores.model_names))
     print(f"rmeval fairness-calibrate: {len(scores.models)} model(s), {args.replicates} replicates per effect; wrote "
           f"{args.out / 'calibration.csv'}", file=sys.stderr)
     return 0

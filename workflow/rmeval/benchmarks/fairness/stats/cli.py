@@ -110,7 +110,6 @@ def main(argv: list[str]) -> int:
     from rmeval.benchmarks.fairness.catalogue import BENCHMARK
     from rmeval.benchmarks.fairness.stats import analysis, provenance
     from rmeval.benchmarks.fairness.stats.loading import load_scores
-    from rmeval.benchmarks.fairness.stats.tables import write_table
 
     ranks, known = _registry(args.registry)
     overrides = _rank_overrides(args.ranks)
@@ -130,25 +129,23 @@ def main(argv: list[str]) -> int:
                        "of the scored models to correlate against it).")
     settings = analysis.StatsSettings(alpha=args.alpha, bootstrap=args.bootstrap, permutations=args.permutations,
                                       seed=args.seed, reference_model=args.reference_model)
-    result = analysis.analyse(scores, settings, ranks)
+    from rmeval.benchmarks.fairness.stats.marks import Marks
+
+    marks = Marks.of(Path(args.scores), scores.model_names)  # LLM judges and baselines, from the score sidecars
+    result = analysis.analyse(scores, settings, ranks, dict(marks.baselines))
     footnote = provenance.footnote(scores, manifests, manifest_dir)
     paper_effects = {} if args.corpus else _paper_effects()
     tables = analysis.build_tables(result, reference, table4_note, footnote, paper_effects)
     notes = [table4_note] if table4_note else []
-    from rmeval.benchmarks.fairness.stats.judges import judge_models, labelled
-
     provenance_record = provenance.record(scores, manifests, manifest_dir)
-    judges = judge_models(Path(args.scores), scores.model_names)
     for output, table in tables:  # the CSV keeps model names machine-readable; .md and .tex are for readers
-        for_csv, for_humans = labelled(table, judges)
-        write_table(for_csv, args.out, formats=(output.suffix,))
-        write_table(for_humans, args.out, formats=output.formats)
+        marks.write(table, args.out, formats=(output.suffix, *output.formats))
     provenance.write(provenance_record, args.out)
     if args.pairs is not None:
         from rmeval.benchmarks.fairness.corpus.paired_tables import write_paired
 
         write_paired(scores, args.pairs, args.out, args.alpha, args.bootstrap, args.seed,
-                     provenance.source_sentence(manifests, scores.groups, manifest_dir))
+                     provenance.source_sentence(manifests, scores.groups, manifest_dir), marks)
     record = analysis.run_record(result, reference, notes, args.scores)
     record_path = args.out / Path(BENCHMARK.get("record").path).name
     write_json_atomic(record, record_path, sort_keys=False)
