@@ -15,6 +15,7 @@ from rmeval.errors import RmevalError
 from rmeval.registry import ModelSpec
 from rmeval.run_plan import RunPlan, config_value
 
+
 def baseline_kind(spec: ModelSpec) -> str | None:
     """The baseline's kind (length, random, constant) when the resolved entry is a trivial baseline
     (`rmeval.models.catalogue.is_baseline`, the one test of it), else None."""
