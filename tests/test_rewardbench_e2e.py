@@ -239,8 +239,10 @@ def test_comparisons_and_leaderboard_hold_each_benchmark_s_own_values(rb_run):
     rows = _rows(tables / "comparisons.csv")
     pairs = {bench: {(r["model_a"], r["model_b"]) for r in rows if r["benchmark"] == bench}
              for bench in ("fairness", "rewardbench", "rewardbench2")}
-    trio = {("tiny-cls", "tiny-cls-b"), ("tiny-cls", "tiny-cls-c"), ("tiny-cls-b", "tiny-cls-c")}
-    assert pairs == {"fairness": trio, "rewardbench": trio, "rewardbench2": {("tiny-cls", "judge-direct")}}
+    four = ["tiny-cls", "tiny-cls-b", "tiny-cls-c", BASELINE]  # three models and a length baseline
+    every = {(a, b) for i, a in enumerate(four) for b in four[i + 1:]}
+    assert pairs == {"fairness": every, "rewardbench": every,
+                     "rewardbench2": {("tiny-cls", BASELINE), ("tiny-cls", "judge-direct"), (BASELINE, "judge-direct")}}
     v1 = {(r["model"], r["subset"]): float(r["accuracy"]) for r in _rows(tables / "rewardbench_scores.csv")}
     sections = {(r["model"], r["section"]): float(r["score"]) for r in _rows(tables / "rewardbench_sections.csv")}
     v2 = {(r["model"], r["subset"]): float(r["score"]) for r in _rows(tables / "rewardbench2_scores.csv")
@@ -265,9 +267,25 @@ def test_comparisons_and_leaderboard_hold_each_benchmark_s_own_values(rb_run):
     for row in (r for r in board if r["benchmark"].startswith("rewardbench")):
         title = "RewardBench overall" if row["benchmark"] == "rewardbench" else "RewardBench 2 overall"
         assert float(row["value"]) == pytest.approx(capability[(row["model"], title)])
+    assert {r["model"] for r in board if r["baseline"] == "True"} == {BASELINE}
     summary = (run.workdir / "results/summary.md").read_text()
-    assert "## Which model is better" in summary
+    assert "## Which model is better" in summary and f"{BASELINE} (baseline)" in summary
     assert "### RewardBench (Lambert et al. 2024)" in summary and "### RewardBench 2 (Malik et al. 2025)" in summary
+    # for each real model, on how many subsets it beats the length baseline significantly (Holm)
+    assert f"### Against the length baseline ({BASELINE})" in summary
+    for model in ("tiny-cls", "tiny-cls-b", "tiny-cls-c", "judge-direct"):
+        line = next(x for x in summary.splitlines() if x.startswith(f"- {model} beats {BASELINE} significantly"))
+        expected = []
+        for bench in ("fairness", "rewardbench", "rewardbench2"):
+            mine = [r for r in rows if r["benchmark"] == bench and {r["model_a"], r["model_b"]} == {model, BASELINE}]
+            subsets = [r for r in mine if r["metric"].startswith("subset:")] or mine
+            if not mine:
+                continue
+            lower = bench == "fairness"  # a smaller gap is better
+            beats = sum(float(r["p_adjusted"]) < 0.05 and ((float(r["difference"]) > 0) != lower) == (
+                r["model_a"] == model) and float(r["difference"]) != 0 for r in subsets)
+            expected.append(f"{bench} {beats} of {len(subsets)} {'subsets' if subsets is not mine else 'metrics'}")
+        assert line.endswith(": " + "; ".join(expected) + "."), line
 
 
 @pytest.mark.e2e
@@ -324,3 +342,9 @@ def test_a_baseline_alone_runs_to_the_summary(rb_run, tmp_path):
     assert "No reward model ran" in summary and "Length alone: the length baseline length-baseline" in summary
     assert f"- {BASELINE} (length baseline: a trivial baseline, not a reward model):" in summary
     assert _rows(run.workdir / "results/tables/rewardbench_capability.csv") == []
+    # Which model is better: one model (the baseline) on each benchmark, nothing to compare, no real model to beat it
+    assert "rule run_compare" in output and _rows(run.workdir / "results/tables/comparisons.csv") == []
+    assert {(r["model"], r["rank"], r["baseline"]) for r in _rows(run.workdir / "results/tables/leaderboard.csv")} == {
+        (BASELINE, "1", "True")}
+    assert "Only one model (length-baseline) has scores here: nothing to compare." in summary
+    assert "No real model is in this run, only baselines: nothing to beat." in summary

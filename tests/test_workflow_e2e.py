@@ -253,9 +253,9 @@ def test_the_length_baseline_is_scored_marked_and_set_beside_the_models(e2e_run)
 
 
 def test_comparisons_leaderboard_figure_and_summary(e2e_run):
-    """Which model is better (issue 40): the demo writes comparisons.* and leaderboard.* with the contract's columns,
-    the ranks' figure and the summary's section; every model's value is its Table 7 gap and its power table's f,
-    every pair is compared, and the rank intervals hold the point ranks."""
+    """Which model is better (issue 40): the demo (two models and a length baseline) writes comparisons.* and
+    leaderboard.* with the contract's columns, the ranks' figure and the summary's section; every model's value is
+    its Table 7 gap and its power table's f, every pair is compared, and the rank intervals hold the point ranks."""
     from rmeval.run_outputs.compare.parts import COMPARISON_COLUMNS, LEADERBOARD_COLUMNS
 
     tables = e2e_run.results / "tables"
@@ -276,5 +276,11 @@ def test_comparisons_leaderboard_figure_and_summary(e2e_run):
         assert row.value == pytest.approx(expected, rel=1e-9)
         assert row.rank_low <= row.rank <= row.rank_high and row.ci_low <= row.value <= row.ci_high
     assert (comparisons["n"] == len(e2e_run.groups) * _papers(e2e_run)).all()
+    # the demo's length baseline is marked (the registry entry's adapter) and every real model is set against it
+    assert board.set_index("model")["baseline"].groupby(level=0).first().to_dict() == {
+        model: model == BASELINE for model in models}
     summary = (e2e_run.results / "summary.md").read_text()
     assert "## Which model is better" in summary and "**scale_free_gap**, best first:" in summary
+    assert f"### Against the length baseline ({BASELINE})" in summary
+    for model in (m for m in models if m != BASELINE):
+        assert f"- {model} beats {BASELINE} significantly (Holm, alpha 0.05) on: fairness " in summary
