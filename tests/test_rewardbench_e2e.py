@@ -231,9 +231,9 @@ def test_summary_agrees_with_the_tables(rb_run):
 
 @pytest.mark.e2e
 def test_comparisons_and_leaderboard_hold_each_benchmark_s_own_values(rb_run):
-    """rmeval compare in the run: every pair of each benchmark's models (judge-direct only on RewardBench 2, the
-    fairness models only there), each value equal to the benchmark's own table, the leaderboard's overall rows to its
-    capability file, and the summary's section naming each benchmark."""
+    """rmeval compare in the run (three models and a length baseline): every pair of each benchmark's models
+    (judge-direct only on RewardBench 2), each value equal to the benchmark's own table, the leaderboard's overall
+    rows to its Overall rows, the baseline marked, and the summary's section with the length-baseline counts."""
     run, _ = rb_run
     tables = run.workdir / "results/tables"
     rows = _rows(tables / "comparisons.csv")
@@ -262,11 +262,9 @@ def test_comparisons_and_leaderboard_hold_each_benchmark_s_own_values(rb_run):
         lo, hi, p = float(row["ci_low"]), float(row["ci_high"]), float(row["p_value"])
         assert lo <= float(row["difference"]) <= hi and 0 <= p <= 1 and float(row["p_adjusted"]) >= p
     board = _rows(tables / "leaderboard.csv")
-    capability = {(r["model"], r["measure"]): float(r["score"]) for name in ("rewardbench", "rewardbench2")
-                  for r in _rows(tables / f"{name}_capability.csv")}
-    for row in (r for r in board if r["benchmark"].startswith("rewardbench")):
-        title = "RewardBench overall" if row["benchmark"] == "rewardbench" else "RewardBench 2 overall"
-        assert float(row["value"]) == pytest.approx(capability[(row["model"], title)])
+    for row in (r for r in board if r["benchmark"].startswith("rewardbench")):  # the tables' Overall rows
+        own = sections if row["benchmark"] == "rewardbench" else v2
+        assert float(row["value"]) == pytest.approx(own[(row["model"], "Overall")])
     assert {r["model"] for r in board if r["baseline"] == "True"} == {BASELINE}
     summary = (run.workdir / "results/summary.md").read_text()
     assert "## Which model is better" in summary and f"{BASELINE} (baseline)" in summary
