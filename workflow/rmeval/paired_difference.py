@@ -14,9 +14,9 @@ the difference: every method here is paired.
   (Fisher 1935): the statistic is the (weighted) sum of the per-item differences, its null distribution the sign
   flips of the nonzero ones. For the 0/1 items of one subset this is exactly the exact McNemar test on the
   discordant pairs, as statsmodels `mcnemar(table, exact=True)` computes it; otherwise it is enumerated (up to
-  `EXACT_ITEMS` nonzero differences), drawn (`MONTE_CARLO_DRAWS` seeded sign vectors, up to `DRAWN_ITEMS`) or taken
-  from its normal approximation (the statistic over the root of its permutation variance; a part known only by a
-  bootstrap standard error adds that variance). Unlike inverting a MOVER interval, it never reports a p-value
+  `EXACT_ITEMS` nonzero differences), drawn (`MONTE_CARLO_DRAWS` seeded sign vectors, up to `DRAWN_ITEMS`; a drawn
+  p-value is at least 1 / (1 + draws), 5e-5) or taken from its normal approximation (the statistic over the root of
+  its permutation variance; a part known only by a bootstrap standard error adds that variance). Unlike inverting a MOVER interval, it never reports a p-value
   smaller than its null distribution allows (a MOVER interval's bounds stay inside the items' range however high
   the level, so its inversion can never reach 0 on a few items).
 
@@ -153,9 +153,13 @@ def sign_flip_test(contributions: Sequence[float], seed: int = 0, extra_variance
         patterns = ((np.arange(2 ** values.size)[:, None] >> np.arange(values.size)) & 1) * 2 - 1
         sums = patterns @ values
         return FlipTest(float(np.mean(np.abs(sums) >= abs(observed) - tolerance)), "exact")
+    # Terms of equal size flip as a binomial count: the sum of sign flips is that of binomials, one per magnitude
+    # (the same distribution, drawn in a fraction of the time).
+    magnitudes, counts = np.unique(np.round(np.abs(values), 12), return_counts=True)
     rng = np.random.default_rng(seed)
-    signs = rng.integers(0, 2, size=(MONTE_CARLO_DRAWS, values.size), dtype=np.int8) * 2 - 1
-    hits = int((np.abs(signs @ values) >= abs(observed) - tolerance).sum())
+    heads = rng.binomial(counts, 0.5, size=(MONTE_CARLO_DRAWS, counts.size))
+    sums = (2.0 * heads - counts) @ magnitudes
+    hits = int((np.abs(sums) >= abs(observed) - tolerance).sum())
     return FlipTest((1 + hits) / (1 + MONTE_CARLO_DRAWS), "Monte Carlo")
 
 

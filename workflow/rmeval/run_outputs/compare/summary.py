@@ -99,7 +99,7 @@ def baseline_lines(chosen: Sequence[Benchmark], comparisons: Sequence[Mapping[st
     length = next((model for model, kind in baselines.items() if kind == LENGTH), None)
     if length is None:
         return []
-    lines = ["", f"### Against the length baseline ({length})", ""]
+    lines = [f"### Against the length baseline ({length})", ""]
     real = [model for model in models if model not in baselines]
     if not real:
         return [*lines, "No real model is in this run, only baselines: nothing to beat."]
