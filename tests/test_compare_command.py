@@ -76,7 +76,9 @@ def test_fairness_on_a_plain_score_folder(tmp_path):
     board = {(r["metric"], r["model"]): r for r in _rows(out / "leaderboard.csv")}
     assert board[("scale_free_gap", "unfair")]["rank"] == "4" and board[("scale_free_gap", "unfair")]["rank_low"] == "4"
     assert board[("scale_free_gap", "fair")]["baseline"] == "False"
-    assert (out / "fig_leaderboard.png").stat().st_size > 0 and (out / "comparisons.tex").exists()
+    assert (out / "comparisons.tex").exists()
+    assert rmeval_main(["compare-figure", "--leaderboard", str(out / "leaderboard.csv"), "--out", str(out)]) == 0
+    assert (out / "fig_leaderboard.png").read_bytes()[:4] == b"\x89PNG" and (out / "fig_leaderboard.pdf").exists()
 
 
 def test_baseline_and_pairs_choose_the_rows_and_unknown_models_are_errors(tmp_path, capsys):

@@ -39,10 +39,11 @@ Bounds = Callable[[float], tuple[float, float]]  # alpha (two-sided error rate, 
 
 @lru_cache(maxsize=4096)
 def z_of(alpha: float) -> float:
-    """The normal quantile of a two-sided interval with error rate alpha (1.96 at 0.05)."""
-    from scipy.stats import norm
+    """The normal quantile of a two-sided interval with error rate alpha (1.96 at 0.05); scipy.special's ufuncs
+    here and below, not scipy.stats (its import and per-call overhead were most of `rmeval compare`'s time)."""
+    from scipy.special import ndtri
 
-    return float(norm.isf(alpha / 2.0))
+    return float(-ndtri(alpha / 2.0))
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,12 @@ def undefined_difference(n: int, test: str, note: str, value_a: float = math.nan
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """The exact McNemar p-value from the discordant counts (a right and b wrong; a wrong and b right): twice the
     binomial(a_only + b_only, 1/2) tail at the smaller count, at most 1 (statsmodels `mcnemar(exact=True)`)."""
-    from scipy.stats import binom
+    from scipy.special import bdtr
 
     total = a_only + b_only
     if total == 0:
         return 1.0
-    return float(min(1.0, 2.0 * binom.cdf(min(a_only, b_only), total, 0.5)))
+    return float(min(1.0, 2.0 * bdtr(min(a_only, b_only), total, 0.5)))
 
 
 EXACT_ITEMS = 16  # up to 2^16 sign patterns: enumerated
@@ -164,7 +165,7 @@ def sign_flip_test(contributions: Sequence[float], seed: int = 0, extra_variance
 
 
 def wald_p(estimate: float, standard_error: float) -> float:
-    from scipy.stats import norm
+    from scipy.special import ndtr
 
     if not (math.isfinite(estimate) and math.isfinite(standard_error)):
         return math.nan
@@ -172,7 +173,7 @@ def wald_p(estimate: float, standard_error: float) -> float:
         return 1.0
     if standard_error == 0.0:
         return 0.0
-    return float(2.0 * norm.sf(abs(estimate) / standard_error))
+    return float(2.0 * ndtr(-abs(estimate) / standard_error))
 
 
 # ----------------------------------------------------------------------------- bounded items

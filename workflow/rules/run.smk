@@ -50,7 +50,7 @@ rule run_reproduction:
 
 
 # Which model is better: every pair of models (or each against `compare.baseline`, or `compare.pairs`) on every
-# benchmark that declares a comparison, from its score files and prepared items; the leaderboard and its figure.
+# benchmark that declares a comparison, from its score files and prepared items; the leaderboard; then its figure.
 rule run_compare:
     input:
         **COMPARE.inputs,
@@ -71,6 +71,25 @@ rule run_compare:
         "../../envs/rmeval.yaml"
     shell:
         "rmeval compare --settings {params.settings:q} > {log:q} 2>&1"
+
+
+rule run_compare_figure:
+    input:
+        leaderboard=RUN_CATALOGUE.get("leaderboard").path,
+    output:
+        **run_rule_outputs("run_compare_figure"),
+    params:
+        out=subpath(output.compare_figure, parent=True),
+    localrule: True
+    log:
+        "logs/run_compare_figure.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval compare-figure --leaderboard {input.leaderboard:q} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule run_summary:

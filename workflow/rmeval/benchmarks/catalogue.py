@@ -144,6 +144,8 @@ class ModelComparison:
     run_settings: option -> dotted config key, what its provider reads from the run's config (CompareContext.options).
     lower_is_better: its metrics on which the smaller value is the better model (a fairness gap); on every other
         one a higher value is better. Read by the provider and by the summary (which model a difference favours).
+    reads_items: the provider reads its score jobs' input tables (the prepared items: what a pair or a problem is)
+        beside the score files; rule run_compare then takes them as inputs too.
     """
 
     provider: str
@@ -151,6 +153,7 @@ class ModelComparison:
     claims_inputs: tuple[str, ...] = ()
     run_settings: Mapping[str, str] = field(default_factory=dict)
     lower_is_better: tuple[str, ...] = ()
+    reads_items: bool = False
 
     def higher_is_better(self, metric: str) -> bool:
         return metric not in self.lower_is_better

@@ -14,6 +14,7 @@ TABLE_FORMATS = ("md", "tex")  # beside the table's CSV, as for every benchmark 
 REPRODUCTION_RULE = "run_reproduction"
 SUMMARY_RULE = "run_summary"
 COMPARE_RULE = "run_compare"
+COMPARE_FIGURE_RULE = "run_compare_figure"
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,10 @@ RUN = RunCatalogue(
         Output(key="leaderboard", path="results/tables/leaderboard.csv", rule=COMPARE_RULE,
                caption="leaderboard.rst", category="Comparisons", formats=TABLE_FORMATS,
                builder="rmeval.run_outputs.compare.tables:write_tables"),
-        Output(key="compare_figure", path="results/figures/fig_leaderboard.png", rule=COMPARE_RULE,
+        Output(key="compare_figure", path="results/figures/fig_leaderboard.png", rule=COMPARE_FIGURE_RULE,
                caption="fig_leaderboard.rst", category="Comparisons", formats=("pdf",),
                labels={"figure": "Leaderboard", "shows": "ranks with simultaneous intervals"},
-               builder="rmeval.run_outputs.compare.figure:write_figure"),
+               builder="rmeval.run_outputs.compare.figure:write_figure", inputs=("leaderboard",)),
         # A benchmark's section may cite the reproduction table (e.g. count its verdicts); "Which model is better"
         # reads the comparisons and the leaderboard.
         Output(key="summary", path="results/summary.md", rule=SUMMARY_RULE,
@@ -74,5 +75,7 @@ RUN = RunCatalogue(
                 "The run's plain-words summary: every enabled benchmark's section."),
         Command("compare", "rmeval.run_outputs.compare.command",
                 "Which model is better: paired comparisons on every benchmark, ranks with intervals."),
+        Command("compare-figure", "rmeval.run_outputs.compare.figure",
+                "The leaderboard's ranks with their simultaneous intervals, as a figure."),
     ),
 )

@@ -59,5 +59,5 @@ BENCHMARK = Benchmark(
     summary_inputs=("sections",),  # its Overall rows, with their mode (a baseline is named as one)
     report_section="rewardbench_section.rst",
     # Which model is better on the same prompts (rmeval compare): subsets, sections, overall (rewardbench/compare.py)
-    compare=ModelComparison(provider="rmeval.benchmarks.rewardbench.compare:comparison_part"),
+    compare=ModelComparison(provider="rmeval.benchmarks.rewardbench.compare:comparison_part", reads_items=True),
 )

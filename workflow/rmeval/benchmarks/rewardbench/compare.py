@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,7 +36,10 @@ from rmeval.paired_difference import (
 )
 
 if TYPE_CHECKING:
-    from rmeval.benchmarks.rewardbench.metrics import Scored
+    from pathlib import Path
+
+    import pandas as pd
+
     from rmeval.run_outputs.compare.parts import CompareContext, ComparisonPart, Metric
 
 PERCENT = 100.0
@@ -64,18 +67,88 @@ def section_metric(section: str) -> str:
 
 @dataclass(frozen=True)
 class Items:
-    """One model's per-item results by subset, in the prepared table's row order (row ids)."""
+    """One model's per-item results by subset (the prepared table's row ids, in its order): a result in [0, 1] per
+    pair or prompt (not Ties), and its Ties rows (row id, rewards in `chosen + rejected` order, correct answers)."""
 
     model: str
-    results: dict[str, np.ndarray]  # subset -> one result in [0, 1] per row (not Ties)
-    ties: Any = None  # TiesArrays of its Ties prompts, or None
+    results: dict[str, np.ndarray]
+    ties: list[tuple[str, list[float], int]]
 
 
-def _read(context: CompareContext) -> tuple[list[Scored], list[str]]:
+@dataclass(frozen=True)
+class Layout:
+    """Where each item's completions are in the prepared table, computed once for every model: per subset a matrix
+    of row positions (one line per pair or prompt, `chosen + rejected` order, -1 padding), and the Ties prompts."""
+
+    positions: dict[str, np.ndarray]
+    ties: list[tuple[str, np.ndarray, int]]
+
+    @classmethod
+    def of(cls, data: pd.DataFrame) -> Layout:
+        import pandas as pd
+
+        from rmeval.benchmarks.rewardbench.metrics import subset_key
+
+        frame = pd.DataFrame({"row_id": data["row_id"].astype(str).to_numpy(), "subset": data["subset"].to_numpy(),
+                              "k": data["k"].to_numpy(), "n_correct": data["n_correct"].to_numpy(),
+                              "position": np.arange(len(data))})
+        frame["order"] = pd.factorize(frame["row_id"])[0]  # the table's order of its rows
+        frame = frame.sort_values(["order", "k"], kind="stable")
+        positions: dict[str, np.ndarray] = {}
+        ties: list[tuple[str, np.ndarray, int]] = []
+        for subset in sorted(frame["subset"].unique(), key=subset_key):
+            prompts = [group for _, group in frame[frame["subset"] == subset].groupby("order", sort=True)]
+            if subset == TIES:
+                ties = [(str(g["row_id"].iloc[0]), g["position"].to_numpy(), int(g["n_correct"].iloc[0]))
+                        for g in prompts]
+                continue
+            width = max(len(g) for g in prompts)
+            matrix = np.full((len(prompts), width), -1, dtype=np.int64)
+            for line, group in enumerate(prompts):
+                matrix[line, :len(group)] = group["position"].to_numpy()
+            positions[subset] = matrix
+        return cls(positions, ties)
+
+    def items(self, rewards: np.ndarray, mode: str, model: str, version_one: bool) -> Items:
+        """Per-item results by the official rules (`scoring.pair_won`, `best_of_n`, `rated_best_of_n`), vectorised:
+        v1 a pair is won when chosen > rejected; v2 the chosen completion's 1/k share of the top (a direct judge's
+        prompt with every rating unparsable earns 0.25, as run_generative_v2.py)."""
+        from rmeval.benchmarks.rewardbench.metrics import DIRECT_JUDGE
+        from rmeval.benchmarks.rewardbench.scoring import ALL_INVALID, INVALID_RATING
+
+        results = {}
+        for subset, matrix in self.positions.items():
+            values = np.where(matrix >= 0, rewards[np.maximum(matrix, 0)], -np.inf)
+            if version_one:
+                results[subset] = (values[:, 0] > values[:, 1]).astype(float)
+                continue
+            top = values.max(axis=1)
+            at_top = (values == top[:, None]).sum(axis=1)
+            share = np.where(values[:, 0] == top, 1.0 / at_top, 0.0)
+            if mode == DIRECT_JUDGE:
+                share = np.where(((values == INVALID_RATING) | (matrix < 0)).all(axis=1), ALL_INVALID, share)
+            results[subset] = share
+        ties = [(row_id, rewards[where].tolist(), n_correct) for row_id, where, n_correct in self.ties]
+        return Items(model, results, ties)
+
+
+def rewards_of(data: pd.DataFrame, scores: pd.DataFrame, path: Path) -> tuple[np.ndarray, str]:
+    """The model's reward of every prepared row (a direct judge's rating, an unparsable one as -1, as the metrics
+    stage reads it), checked (rmeval.score_alignment), and its mode."""
+    from rmeval.benchmarks.rewardbench.metrics import DIRECT_JUDGE, score_mode
+    from rmeval.benchmarks.rewardbench.scoring import INVALID_RATING
+    from rmeval.score_alignment import aligned_rewards
+
+    mode = score_mode(scores, path)
+    if mode == DIRECT_JUDGE:
+        return aligned_rewards(data["id"], scores, path, "rating", INVALID_RATING), mode
+    return aligned_rewards(data["id"], scores, path), mode
+
+
+def _read(context: CompareContext) -> tuple[list[Items], list[str]]:
     import pandas as pd
 
-    from rmeval.benchmarks.rewardbench.metrics import join
-    from rmeval.benchmarks.rewardbench.versions import VERSIONS
+    from rmeval.benchmarks.rewardbench.versions import V1, VERSIONS
 
     version = VERSIONS[context.benchmark.name]
     data_path = context.data or context.root / version.data
@@ -83,20 +156,16 @@ def _read(context: CompareContext) -> tuple[list[Scored], list[str]]:
         raise RmevalError(f"{data_path}: the prepared {version.title} table is missing (run `rmeval "
                           f"rewardbench-prepare --version {version.name}`, or pass --data)")
     data = pd.read_parquet(data_path)
-    scored, notes = [], []
+    layout = Layout.of(data)
+    read, notes = [], []
     for model in context.model_folders():
         path = context.scores / model / f"{version.name}.parquet"
         if not path.is_file():
             notes.append(f"{model} left out: no score file {path}.")
             continue
-        scored.append(join(data, pd.read_parquet(path), model, path))
-    return scored, notes
-
-
-def _subsets(scored: Scored) -> dict[str, list[tuple[str, list[float], int]]]:
-    from rmeval.benchmarks.rewardbench.metrics import _subsets as by_subset
-
-    return by_subset(scored)
+        rewards, mode = rewards_of(data, pd.read_parquet(path), path)
+        read.append(layout.items(rewards, mode, model, version is V1))
+    return read, notes
 
 
 # ----------------------------------------------------------------------------- v2 Ties, vectorised
@@ -165,11 +234,8 @@ def resample_counts(n_numbers: int, n_bootstrap: int, seed: int) -> np.ndarray:
 class Version1:
     """RewardBench 1: per-subset pair results, sections and overall as weighted sums of subsets."""
 
-    def __init__(self, scored: Sequence[Scored]) -> None:
-        from rmeval.benchmarks.rewardbench.scoring import pair_won
-
-        self.items = {item.model: {subset: np.array([pair_won(values[0], values[1]) for _, values, _ in rows])
-                                   for subset, rows in _subsets(item).items()} for item in scored}
+    def __init__(self, read: Sequence[Items]) -> None:
+        self.items = {item.model: item.results for item in read}
         first = next(iter(self.items.values()), {})
         self.subsets = list(first)
         self.sections = {section: [s for s in subsets if s in self.subsets] for section, subsets in SECTIONS.items()}
@@ -209,26 +275,14 @@ class Version1:
 class Version2:
     """RewardBench 2: per-prompt best-of-N results, Ties by its own rule, overall as the mean of the six."""
 
-    def __init__(self, scored: Sequence[Scored], n_bootstrap: int, seed: int) -> None:
-        from rmeval.benchmarks.rewardbench.metrics import DIRECT_JUDGE
-        from rmeval.benchmarks.rewardbench.scoring import best_of_n, rated_best_of_n, ties_components
+    def __init__(self, read: Sequence[Items], n_bootstrap: int, seed: int) -> None:
+        from rmeval.benchmarks.rewardbench.scoring import TiesRow, ties_components
 
-        self.items: dict[str, dict[str, np.ndarray]] = {}
-        self.ties: dict[str, TiesArrays] = {}
-        self.ties_score: dict[str, float] = {}
-        for item in scored:
-            rule = rated_best_of_n if item.mode == DIRECT_JUDGE else best_of_n
-            self.items[item.model] = {}
-            for subset, rows in _subsets(item).items():
-                if subset == TIES:
-                    from rmeval.benchmarks.rewardbench.scoring import TiesRow
-
-                    self.ties[item.model] = ties_arrays(rows)
-                    self.ties_score[item.model] = ties_components(
-                        [TiesRow(row_id, tuple(values), n_correct) for row_id, values, n_correct in rows])["score"]
-                else:
-                    self.items[item.model][subset] = np.array([rule(values, f"{item.model}: {row_id}")
-                                                               for row_id, values, _ in rows])
+        self.items = {item.model: item.results for item in read}
+        self.ties = {item.model: ties_arrays(item.ties) for item in read if item.ties}
+        self.ties_score = {item.model: ties_components([TiesRow(row_id, tuple(values), n_correct)
+                                                        for row_id, values, n_correct in item.ties])["score"]
+                           for item in read if item.ties}
         first = next(iter(self.items.values()), {})
         self.subsets = list(first)
         self.has_ties = bool(self.ties)
@@ -287,18 +341,18 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
     from rmeval.run_outputs.compare.parts import ComparisonPart
 
     version = VERSIONS[context.benchmark.name]
-    scored, notes = _read(context)
-    models = tuple(item.model for item in scored)
+    read, notes = _read(context)
+    models = tuple(item.model for item in read)
     if version is V1:
-        engine: Version1 | Version2 = Version1(scored)
+        engine: Version1 | Version2 = Version1(read)
         names = [*(subset_metric(s) for s in engine.subsets), *(name for name, _ in engine.metrics())]
         method = METHOD_V1
     else:
-        engine = Version2(scored, context.bootstrap, context.seed)
+        engine = Version2(read, context.bootstrap, context.seed)
         names = [*(subset_metric(s) for s in engine.subsets), *([subset_metric(TIES)] if engine.has_ties else []),
                  *([OVERALL] if engine.complete else [])]
         method = METHOD_V2
-        if not engine.complete and scored:
+        if not engine.complete and read:
             notes.append("not every one of the six subsets ran: no overall score, and no leaderboard row.")
     estimates = {(name, model): interval for model in models for name, interval in engine.estimates(model).items()}
     labels = {OVERALL: f"{version.title} overall"}

@@ -41,5 +41,5 @@ BENCHMARK = Benchmark(
     summary_inputs=("scores",),  # its Overall rows, with their mode (a baseline is named as one)
     report_section="rewardbench2_section.rst",
     # Which model is better on the same prompts (rmeval compare): subsets, sections, overall (rewardbench/compare.py)
-    compare=ModelComparison(provider="rmeval.benchmarks.rewardbench.compare:comparison_part"),
+    compare=ModelComparison(provider="rmeval.benchmarks.rewardbench.compare:comparison_part", reads_items=True),
 )

@@ -97,5 +97,5 @@ BENCHMARK = Benchmark(
     # Which model is better on the same problems (rmeval compare): accuracy and MRR, compared by compare.py
     compare=ModelComparison(provider="rmeval.benchmarks.rewardmath.compare:comparison_part",
                             run_settings={"prm_aggregation": "rewardmath.prm_aggregation",
-                                          "subjects": "rewardmath.subjects"}),
+                                          "subjects": "rewardmath.subjects"}, reads_items=True),
 )

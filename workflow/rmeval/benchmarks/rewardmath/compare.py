@@ -52,11 +52,56 @@ def _subjects(context: CompareContext, model: str, data_dir: Path) -> list[str]:
             if (data_dir / f"{slug}.parquet").is_file() and find_score_file(context.scores / model, slug)]
 
 
+def scalar_outcomes(model: str, files: list[tuple[Path, Path]]) -> Outcomes | None:
+    """A classifier's outcomes (score files of `id, reward` only), vectorised: per problem, the rejected solutions
+    scoring at least as high as the chosen one (`metrics.problem_outcome`'s rule); None for a PRM or an LLM judge
+    (their step rewards and verdicts go through `workflow_scores`, as the metrics stage reads them)."""
+    import pandas as pd
+
+    from rmeval.benchmarks.rewardmath.workflow_scores import JUDGE_COLUMNS, _read_table
+    from rmeval.score_alignment import aligned_rewards
+
+    frames = []
+    for data_path, score_path in files:
+        scores = _read_table(score_path)
+        if {"step_rewards", *JUDGE_COLUMNS} & set(scores.columns):
+            return None
+        data = pd.read_parquet(data_path, columns=["id", "problem_id", "solution_type"])
+        frames.append(data.assign(reward=aligned_rewards(data["id"].astype(str), scores, score_path)))
+    if not frames:
+        raise RmevalError(f"model {model!r}: no scored RewardMATH solutions")
+    table = pd.concat(frames, ignore_index=True)
+    table["problem_id"] = table["problem_id"].astype(str)
+    is_chosen = table["solution_type"] == "chosen"
+    counts = is_chosen.groupby(table["problem_id"]).sum()
+    if (counts != 1).any():
+        problem = counts.index[counts != 1][0]
+        raise RmevalError(f"model {model!r}: problem_id {problem}: {int(counts[problem])} chosen solutions; expected "
+                          "exactly one")
+    chosen = table[is_chosen].set_index("problem_id")["reward"]
+    rejected = table[~is_chosen]
+    above = (rejected["reward"].to_numpy() >= chosen.reindex(rejected["problem_id"]).to_numpy())
+    ranks = pd.Series(above, index=rejected["problem_id"].to_numpy()).groupby(level=0).sum().reindex(chosen.index)
+    if ranks.isna().any():
+        raise RmevalError(f"model {model!r}: problem_id {ranks.index[ranks.isna()][0]}: no rejected solutions to "
+                          "compare the chosen one against")
+    sizes = rejected.groupby("problem_id").size()
+    correct = {key: float(value == 0) for key, value in ranks.items()}
+    reciprocal = {key: 1.0 / (1.0 + value) for key, value in ranks.items()}
+    return Outcomes(model, "scalar", correct, reciprocal, 1.0 / (1.0 + float(sizes.max())))
+
+
 def outcomes(context: CompareContext, model: str, data_dir: Path) -> Outcomes:
     from rmeval.benchmarks.rewardmath.metrics import problem_outcome
-    from rmeval.benchmarks.rewardmath.workflow_scores import read_model_rewardmath
+    from rmeval.benchmarks.rewardmath.workflow_scores import find_score_file, read_model_rewardmath
 
-    setups = read_model_rewardmath(model, context.scores, data_dir, _subjects(context, model, data_dir))
+    subjects = _subjects(context, model, data_dir)
+    files = [(data_dir / f"{slug}.parquet", find_score_file(context.scores / model, slug)) for slug in subjects]
+    if all(score is not None for _, score in files):
+        fast = scalar_outcomes(model, files)
+        if fast is not None:
+            return fast
+    setups = read_model_rewardmath(model, context.scores, data_dir, subjects)
     wanted = context.options.get("prm_aggregation")
     setup = next((s for s in setups if s.aggregation == wanted), setups[0])
     correct, reciprocal = {}, {}

@@ -5,7 +5,7 @@ Reads the run's score folders (each benchmark that declares a comparison: its ca
 items both scored: the difference of the benchmark's values a - b, its 95 % interval and its p-value, Holm-adjusted
 and BH q-values within each benchmark's family of comparisons), `leaderboard.{csv,md,tex}` (one row per headline
 metric and model: value, interval, rank, a rank interval holding for all models at once at 95 % and the models it
-cannot separate) and the figure of the ranks with their intervals.
+cannot separate); `rmeval compare-figure` draws the ranks with their intervals from the leaderboard.
 
 By hand, on a plain fairness score folder ({model}/{group}.csv|parquet, rows paired by `id`):
     rmeval compare --benchmark fairness --scores DIR --out DIR [--baseline MODEL] [--pairs A:B,C:D]
@@ -196,9 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--options", type=json.loads, default={},
                         help='JSON {"<benchmark>": {"<option>": value}}: its comparison run_settings')
     parser.add_argument("--out", type=Path, default=None,
-                        help="folder of the tables (default: results/tables under --root); the figure too when set")
-    parser.add_argument("--figures", type=Path, default=None,
-                        help="folder of the figure (default: --out when set, else results/figures under --root)")
+                        help="folder of the tables (default: results/tables under --root); `rmeval compare-figure` "
+                             "draws the leaderboard")
     add_settings_argument(parser)
     return parser
 
@@ -254,7 +253,6 @@ def contexts(args: argparse.Namespace) -> list[tuple[Benchmark, CompareContext]]
 def main(argv: list[str]) -> int:
     from rmeval.cli_settings import parse_args
     from rmeval.run_outputs.catalogue import RUN
-    from rmeval.run_outputs.compare.figure import write_figure
     from rmeval.run_outputs.compare.tables import write_tables
 
     args = parse_args(build_parser(), argv)
@@ -266,9 +264,7 @@ def main(argv: list[str]) -> int:
     baselines = baseline_kinds(args.baseline_models)
     results = run_compare(contexts(args), pairs, baselines)
     out = args.out or args.root / Path(RUN.get("comparisons").path).parent
-    figures = args.figures or args.out or args.root / Path(RUN.get("compare_figure").path).parent
     paths = write_tables(results, out)
-    paths += write_figure(results, figures)
     for note in results.notes:
         print(f"rmeval compare: note: {note}")
     significant = sum(row["p_adjusted"] < args.alpha for row in results.comparisons

@@ -1,10 +1,12 @@
-"""The leaderboard's figure: for each benchmark's headline metric, every model's rank (dot) with its simultaneous
-rank interval (bar), best first; baselines hollow and labelled. Models whose bars overlap cannot be told apart."""
+"""`rmeval compare-figure`: the leaderboard's figure (rule run_compare_figure, from leaderboard.csv alone). For each
+benchmark's headline metric, every model's rank (dot) with its simultaneous rank interval (bar), best first;
+baselines hollow, in orange, and labelled. Models whose bars overlap cannot be told apart."""
 
 from __future__ import annotations
 
+import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,45 +16,39 @@ from rmeval.plotting.style import message_panel, pyplot, save_figure
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from rmeval.run_outputs.compare.parts import Results
-
 DPI = 200
 RANKED_COLOUR, BASELINE_COLOUR = "#0072B2", "#D55E00"
 
 
-def _panels(results: Results) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    panels: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in results.leaderboard:
+def _panels(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, list[Mapping[str, Any]]]]:
+    panels: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
         panels.setdefault((row["benchmark"], row["metric"]), []).append(row)
-    return [(bench, metric, rows) for (bench, metric), rows in panels.items()]
+    return [(bench, metric, members) for (bench, metric), members in panels.items()]
 
 
-def _title(results: Results, bench: str, metric: str) -> str:
-    return f"{bench}: {results.labels.get((bench, metric), metric)}"
-
-
-def draw(results: Results) -> Figure:
+def draw(rows: Sequence[Mapping[str, Any]]) -> Figure:
+    """`rows`: leaderboard.csv's (rmeval.run_outputs.compare.summary.read_rows)."""
     plt = pyplot()
-    panels = _panels(results)
+    panels = _panels(rows)
     if not panels:
         figure, axes = plt.subplots(figsize=(6.0, 2.0), layout="constrained")
         message_panel(axes, "Ranks with their intervals", "No benchmark of this run has a leaderboard: "
                       "no enabled benchmark declares a comparison, or no model has scores.")
         return figure
-    heights = [max(len(rows), 1) for _, _, rows in panels]
+    heights = [len(members) for _, _, members in panels]
     figure, grid = plt.subplots(len(panels), 1, figsize=(7.0, 0.32 * sum(heights) + 0.9 * len(panels) + 0.4),
                                 squeeze=False, layout="constrained", gridspec_kw={"height_ratios": heights})
-    for axes, (bench, metric, rows) in zip((row[0] for row in grid), panels, strict=True):
-        _panel(axes, results, bench, metric, rows)
+    for axes, (bench, metric, members) in zip((line[0] for line in grid), panels, strict=True):
+        _panel(axes, f"{bench}: {metric}", members)
     figure.suptitle(f"Ranks with {CONFIDENCE:.0%} intervals holding for all models at once", fontsize=9,
                     x=0.01, ha="left")
     return figure
 
 
-def _panel(axes: Any, results: Results, bench: str, metric: str, rows: Sequence[dict[str, Any]]) -> None:
+def _panel(axes: Any, title: str, rows: Sequence[Mapping[str, Any]]) -> None:
     ordered = sorted(rows, key=lambda row: (not math.isfinite(row["rank"]), row["rank"], row["model"]))
     count = len(ordered)
-    decimals = results.decimals.get((bench, metric), 2)
     for index, row in enumerate(ordered):
         y = count - 1 - index
         if not math.isfinite(row["rank"]):
@@ -64,19 +60,35 @@ def _panel(axes: Any, results: Results, bench: str, metric: str, rows: Sequence[
         axes.plot(row["rank"], y, marker="o", color=colour, markerfacecolor="white" if row["baseline"] else colour,
                   markersize=6, zorder=3)
     labels = [f"{row['model']}{' (baseline)' if row['baseline'] else ''}  "
-              f"{'' if not math.isfinite(row['value']) else format(row['value'], f'.{decimals}f')}"
-              for row in ordered]
+              f"{'' if not math.isfinite(row['value']) else format(row['value'], '.4g')}" for row in ordered]
     axes.set_yticks(range(count - 1, -1, -1), labels)
-    axes.set_xlim(0.5, max(count, 1) + 0.5)
+    axes.set_xlim(0.5, count + 0.5)
     axes.set_xticks(range(1, count + 1))
     axes.set_ylim(-0.7, count - 0.3)
     axes.grid(axis="x", color="#e5e5e5", linewidth=0.6)
-    axes.set_title(_title(results, bench, metric), loc="left", fontweight="bold")
+    axes.set_title(title, loc="left", fontweight="bold")
     axes.set_xlabel("rank (1 = best)")
 
 
-def write_figure(results: Results, out_dir: Path) -> list[Path]:
+def write_figure(leaderboard: Path, out_dir: Path) -> list[Path]:
     from rmeval.run_outputs.catalogue import RUN
+    from rmeval.run_outputs.compare.summary import read_rows
 
     output = RUN.get("compare_figure")
-    return save_figure(draw(results), out_dir, output.stem, DPI, (output.suffix, *output.formats))
+    return save_figure(draw(read_rows(leaderboard)), out_dir, output.stem, DPI, (output.suffix, *output.formats))
+
+
+def main(argv: list[str]) -> int:
+    from rmeval.cli_settings import add_settings_argument, parse_args
+    from rmeval.run_outputs.catalogue import RUN
+
+    parser = argparse.ArgumentParser(prog="rmeval compare-figure", description=__doc__)
+    parser.add_argument("--leaderboard", type=Path, default=Path(RUN.get("leaderboard").path),
+                        help="leaderboard.csv of `rmeval compare` (default: the run's)")
+    parser.add_argument("--out", type=Path, default=Path(RUN.get("compare_figure").path).parent,
+                        help="folder of the figure (default: results/figures)")
+    add_settings_argument(parser)
+    args = parse_args(parser, argv)
+    paths = write_figure(args.leaderboard, args.out)
+    print(f"rmeval compare-figure: wrote {', '.join(map(str, paths))}")
+    return 0

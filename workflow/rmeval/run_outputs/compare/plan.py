@@ -53,9 +53,10 @@ class ComparePlan:
         inputs: dict[str, list[str]] = {}
         for bench in compared:
             inputs[f"{bench.name}_scores"] = plan.score_files(bench.name)
-            inputs[f"{bench.name}_data"] = list(dict.fromkeys(
-                jobs.data(model, table) for jobs in plan.benchmarks[bench.name].score_jobs
-                for model in jobs.models for table in jobs.tables))
+            if bench.compare.reads_items:
+                inputs[f"{bench.name}_items"] = list(dict.fromkeys(
+                    jobs.data(model, table) for jobs in plan.benchmarks[bench.name].score_jobs
+                    for model in jobs.models for table in jobs.tables))
         options = {bench.name: {option: config_value(config, key)
                                 for option, key in bench.compare.run_settings.items()}
                    for bench in compared if bench.compare.run_settings}

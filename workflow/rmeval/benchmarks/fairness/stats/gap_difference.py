@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -51,27 +51,36 @@ from rmeval.paired_difference import Interval, undefined
 
 @lru_cache(maxsize=4096)
 def _t_isf(tail: float, df: int) -> float:
-    from scipy.stats import t
+    """The t quantile with upper tail `tail` (scipy.special: precise for tiny tails, no scipy.stats import)."""
+    from scipy.special import stdtrit
 
-    return float(t.isf(tail, df))
+    return float(-stdtrit(df, tail))
 
 
 def _t_sf(value: np.ndarray, df: int) -> np.ndarray:
-    from scipy.stats import t
+    from scipy.special import stdtr
 
-    return np.asarray(t.sf(value, df), dtype=np.float64)
+    return np.asarray(stdtr(df, -np.asarray(value, dtype=np.float64)), dtype=np.float64)
 
 
 @dataclass(frozen=True)
 class GapModel:
-    """One model's standardised group differences on a set of papers, with their influence functions.
+    """One model's standardised group differences on a set of papers, with what their influence functions are made
+    of (one value per paper, in the order given, so that two models on the same papers give their covariance).
 
-    functionals: a_gh = (mean_g - mean_h) / pooled SD for every ordered pair g != h (k (k - 1) of them); influence:
-    one row per paper (in the order given), so that two models' rows on the same papers give their covariance."""
+    functionals: a_gh = (mean_g - mean_h) / pooled SD for every ordered pair g != h (k (k - 1) of them, `first` and
+    `second` their groups). A paper i of group g moves a_gh by (e_gh(g) m_i) / sd - a_gh v_i / (2 sd^2), with
+    e_gh(g) = [g is the pair's first] - [g is its second], m_i its group mean's influence and v_i the pooled
+    variance's: the covariances are per-group sums (`covariance`), never an N x k(k-1) matrix."""
 
     gap: float
     functionals: np.ndarray
-    influence: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    labels: np.ndarray
+    mean_influence: np.ndarray
+    variance_influence: np.ndarray
+    sd: float
     n: int
     groups: int
     note: str = ""
@@ -84,43 +93,72 @@ class GapModel:
     def defined(self) -> bool:
         return math.isfinite(self.gap)
 
+    @cached_property
+    def own_covariance(self) -> np.ndarray:
+        """Cov(a_j, a_j') of its own functionals (computed once: every pair with another model needs it)."""
+        return covariance(self, self)
+
+    @cached_property
+    def contrasts(self) -> np.ndarray:
+        """e_gh(g): one row per functional, one column per group."""
+        matrix = np.zeros((self.functionals.size, self.groups))
+        rows = np.arange(self.functionals.size)
+        matrix[rows, self.first] = 1.0
+        matrix[rows, self.second] = -1.0
+        return matrix
+
+
+def covariance(a: GapModel, b: GapModel) -> np.ndarray:
+    """Cov(a_j, b_l) of two models' functionals on the same papers: sum over papers of the products of their
+    influences, written as per-group sums (O(N) and a k x k product: no large matrix, no threaded BLAS call)."""
+    k = a.groups
+    mean_mean = np.bincount(a.labels, weights=a.mean_influence * b.mean_influence, minlength=k)
+    mean_var = np.bincount(a.labels, weights=a.mean_influence * b.variance_influence, minlength=k)
+    var_mean = np.bincount(a.labels, weights=a.variance_influence * b.mean_influence, minlength=k)
+    var_var = float(np.dot(a.variance_influence, b.variance_influence))
+    left, right = a.contrasts, b.contrasts
+    return ((left * mean_mean) @ right.T / (a.sd * b.sd)
+            - np.outer(left @ mean_var, b.functionals) / (2.0 * a.sd * b.sd * b.sd)
+            - np.outer(a.functionals, right @ var_mean) / (2.0 * a.sd * a.sd * b.sd)
+            + np.outer(a.functionals, b.functionals) * var_var / (4.0 * a.sd * a.sd * b.sd * b.sd))
+
 
 def gap_model(rewards: np.ndarray, labels: np.ndarray, k: int) -> GapModel:
     """The functionals and influence functions of one model's rewards (labels 0..k-1, every group present)."""
     rewards = np.asarray(rewards, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.int64)
     n_total = rewards.size
     sizes = np.bincount(labels, minlength=k).astype(np.float64)
     if (sizes < 2).any():
         group = int(np.flatnonzero(sizes < 2)[0])
-        return _undefined_gap(n_total, k, f"group {group + 1} has fewer than 2 papers scored by both models")
+        return _undefined_gap(labels, k, f"group {group + 1} has fewer than 2 papers scored by both models")
     means = np.bincount(labels, weights=rewards, minlength=k) / sizes
     residuals = rewards - means[labels]
     squares = residuals * residuals
     variance = float(squares.sum()) / (n_total - k)
     if not variance > 0:
-        return _undefined_gap(n_total, k, "its rewards are constant within every group: no pooled SD")
-    sigma = math.sqrt(variance)
+        return _undefined_gap(labels, k, "its rewards are constant within every group: no pooled SD")
     first, second = (np.array(index) for index in zip(*[(g, h) for g in range(k) for h in range(k) if g != h],
                                                       strict=True))
-    functionals = (means[first] - means[second]) / sigma
+    functionals = (means[first] - means[second]) / math.sqrt(variance)
     # a group mean's influence, with the n / (n - 1) correction of an unbiased variance
-    mean_influence = np.zeros((n_total, k))
-    mean_influence[np.arange(n_total), labels] = residuals / sizes[labels] * np.sqrt(sizes / (sizes - 1))[labels]
+    mean_influence = residuals / sizes[labels] * np.sqrt(sizes / (sizes - 1))[labels]
     variance_influence = (squares - squares.mean()) / (n_total - k)
-    influence = ((mean_influence[:, first] - mean_influence[:, second]) / sigma
-                 - functionals[None, :] * variance_influence[:, None] / (2.0 * variance))
-    return GapModel(float(functionals.max()), functionals, influence, n_total, k)
+    return GapModel(float(functionals.max()), functionals, first, second, labels, mean_influence, variance_influence,
+                    math.sqrt(variance), n_total, k)
 
 
-def _undefined_gap(n: int, k: int, note: str) -> GapModel:
-    return GapModel(math.nan, np.empty(0), np.empty((n, 0)), n, k, note)
+def _undefined_gap(labels: np.ndarray, k: int, note: str) -> GapModel:
+    empty = np.empty(0)
+    return GapModel(math.nan, empty, empty.astype(np.int64), empty.astype(np.int64), labels, empty, empty, math.nan,
+                    labels.size, k, note)
 
 
-def _selected(functionals: np.ndarray, covariance: np.ndarray, kappa: float) -> np.ndarray:
+def _selected(functionals: np.ndarray, cov: np.ndarray, kappa: float) -> np.ndarray:
     """Moment selection: the functionals whose studentised shortfall from the others is at most kappa."""
     shortfall = functionals[None, :] - functionals[:, None]  # [j, j'] = a_j' - a_j
-    variances = np.diag(covariance)
-    spread = variances[None, :] + variances[:, None] - 2.0 * covariance
+    variances = np.diag(cov)
+    spread = variances[None, :] + variances[:, None] - 2.0 * cov
     with np.errstate(divide="ignore", invalid="ignore"):
         studentised = np.where(spread > 0, shortfall / np.sqrt(np.maximum(spread, 0.0)),
                                np.where(shortfall > 0, np.inf, 0.0))
@@ -142,10 +180,7 @@ def gap_difference(a: GapModel, b: GapModel) -> tuple[Interval, float]:
     computed on the same papers, in the same order."""
     if not (a.defined and b.defined):
         return undefined(), math.nan
-    width = a.functionals.size
-    joint = np.hstack([a.influence, b.influence])
-    covariance = joint.T @ joint
-    cov_a, cov_b, cross = covariance[:width, :width], covariance[width:, width:], covariance[:width, width:]
+    cov_a, cov_b, cross = a.own_covariance, b.own_covariance, covariance(a, b)
     threshold = kappa(a.n)
     chosen_a, chosen_b = _selected(a.functionals, cov_a, threshold), _selected(b.functionals, cov_b, threshold)
     contrasts = a.functionals[:, None] - b.functionals[None, :]  # [j, l] = a_j - b_l
@@ -172,9 +207,9 @@ def gap_interval(model: GapModel) -> Interval:
     functional's (Bonferroni over all of them); at least 0."""
     if not model.defined:
         return undefined()
-    errors = np.sqrt(np.maximum(np.einsum("ij,ij->j", model.influence, model.influence), 0.0))
-    covariance = model.influence.T @ model.influence
-    chosen = _selected(model.functionals, covariance, kappa(model.n))
+    own = model.own_covariance
+    errors = np.sqrt(np.maximum(np.diag(own), 0.0))
+    chosen = _selected(model.functionals, own, kappa(model.n))
     n_chosen, n_all = int(chosen.sum()), model.functionals.size
 
     def bounds(alpha: float) -> tuple[float, float]:
@@ -215,24 +250,38 @@ def f_model(rewards: np.ndarray, labels: np.ndarray, k: int) -> FModel:
     return FModel(math.sqrt(between / within), statistic, k - 1, n_total - k, n_total)
 
 
-def _tail(model: FModel, noncentrality: float, upper: bool) -> float:
-    """P(F >= observed) (upper) or P(F <= observed) at this noncentrality; scipy's ncf is wrong at exactly 0, where
-    the central F stands in."""
-    from scipy.stats import f, ncf
+def noncentral_f_tail(statistic: float, df_between: int, df_within: int, noncentrality: float, upper: bool) -> float:
+    """P(F >= statistic) (upper) or P(F <= statistic) of the noncentral F(df_between, df_within, noncentrality):
+    the Poisson(noncentrality / 2) mixture of central F tails, each a regularised incomplete beta (Johnson, Kotz &
+    Balakrishnan 1995, ch. 30), summed over the Poisson mass (a complement is never 1 - a near-1 number, so far
+    tails keep their precision); equal to scipy.stats.ncf (tests/test_compare_fairness.py), which is wrong at
+    noncentrality 0 and costs a scipy.stats import."""
+    from scipy.special import betainc, gammaln
 
-    args = (model.statistic, model.df_between, model.df_within)
-    if noncentrality <= 0.0:
-        value = f.sf(*args) if upper else f.cdf(*args)
+    if statistic <= 0.0:
+        return 1.0 if upper else 0.0
+    y = df_between * statistic / (df_between * statistic + df_within)
+    half = noncentrality / 2.0
+    if half <= 0.0:
+        terms, weights = np.array([0.0]), np.array([1.0])
     else:
-        value = ncf.sf(*args, noncentrality) if upper else ncf.cdf(*args, noncentrality)
-    return float(min(1.0, max(0.0, value)))
+        spread = 12.0 * math.sqrt(half) + 12.0
+        terms = np.arange(max(0.0, math.floor(half - spread)), math.ceil(half + spread) + 1.0)
+        weights = np.exp(terms * math.log(half) - half - gammaln(terms + 1.0))
+    a = df_between / 2.0 + terms
+    b = df_within / 2.0
+    tails = betainc(b, a, 1.0 - y) if upper else betainc(a, b, y)
+    return float(min(1.0, max(0.0, float(np.dot(weights, tails)))))
+
+
+def _tail(model: FModel, noncentrality: float, upper: bool) -> float:
+    return noncentral_f_tail(model.statistic, model.df_between, model.df_within, noncentrality, upper)
 
 
 def _noncentrality(model: FModel, tail: float, upper: bool) -> float:
     """The interval's bound of lambda: the lower one where P(F >= observed) = tail, the upper one where
-    P(F <= observed) = tail; 0 where even lambda = 0 leaves that probability on the wrong side of tail."""
-    from scipy.optimize import brentq
-
+    P(F <= observed) = tail; 0 where even lambda = 0 leaves that probability on the wrong side of tail (bisection
+    in lambda: both probabilities move monotonically with it)."""
     # P(F >= observed) rises with lambda, P(F <= observed) falls: `excess` rises from its value at 0 either way
     def excess(noncentrality: float) -> float:
         value = _tail(model, noncentrality, upper=not upper)
@@ -240,10 +289,13 @@ def _noncentrality(model: FModel, tail: float, upper: bool) -> float:
 
     if excess(0.0) >= 0.0:
         return 0.0
-    high = max(10.0, 2.0 * model.df_between * model.statistic)
+    low, high = 0.0, max(10.0, 2.0 * model.df_between * model.statistic)
     while excess(high) < 0.0:
-        high *= 2.0
-    return float(brentq(excess, 0.0, high, xtol=1e-10 * max(1.0, high), maxiter=200))
+        low, high = high, high * 2.0
+    while high - low > 1e-7 * max(1.0, high):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if excess(middle) < 0.0 else (low, middle)
+    return 0.5 * (low + high)
 
 
 def f_interval(model: FModel) -> Interval:
@@ -251,12 +303,15 @@ def f_interval(model: FModel) -> Interval:
     if not model.defined:
         return undefined()
 
-    def bounds(alpha: float) -> tuple[float, float]:
-        low = _noncentrality(model, alpha / 2, upper=False)
-        high = _noncentrality(model, alpha / 2, upper=True)
-        return math.sqrt(low / model.n), math.sqrt(high / model.n)
+    return Interval(model.f, lambda alpha: _f_bounds(model, alpha))
 
-    return Interval(model.f, bounds)
+
+@lru_cache(maxsize=4096)
+def _f_bounds(model: FModel, alpha: float) -> tuple[float, float]:
+    """A model's f interval at one level, computed once (every pair with another model asks for it)."""
+    low = _noncentrality(model, alpha / 2, upper=False)
+    high = _noncentrality(model, alpha / 2, upper=True)
+    return math.sqrt(low / model.n), math.sqrt(high / model.n)
 
 
 def f_difference(a: FModel, b: FModel) -> tuple[Interval, float]:
@@ -284,7 +339,7 @@ def _crossing(larger: FModel, smaller: FModel) -> float:
     rise, fall = tails(low)
     if rise >= fall:
         return rise
-    for _ in range(80):
+    for _ in range(40):
         middle = 0.5 * (low + high)
         rise, fall = tails(middle)
         if rise < fall:
