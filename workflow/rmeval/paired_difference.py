@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from rmeval.intervals import CONFIDENCE, wilson_bounds
 
 Bounds = Callable[[float], tuple[float, float]]  # alpha (two-sided error rate, 1 - confidence) -> (low, high)
@@ -138,8 +140,6 @@ def sign_flip_test(contributions: Sequence[float], seed: int = 0, extra_variance
     """The paired randomization test of sum(contributions) = 0 against its sign flips (two-sided): exact over all
     patterns of up to EXACT_ITEMS nonzero terms, from MONTE_CARLO_DRAWS seeded draws ((1 + hits) / (1 + draws)) up
     to DRAWN_ITEMS, else (or with `extra_variance`, a further part's variance) its normal approximation."""
-    import numpy as np
-
     values = np.asarray(contributions, dtype=np.float64)
     scale = float(np.abs(values).max()) if values.size else 0.0
     values = values[np.abs(values) > 1e-12 * max(scale, 1e-300)]
@@ -177,25 +177,26 @@ def wald_p(estimate: float, standard_error: float) -> float:
 
 
 # ----------------------------------------------------------------------------- bounded items
-def _check(values: Sequence[float], low: float, high: float) -> list[float]:
-    span = high - low
-    rescaled = [(value - low) / span for value in values]
-    outside = next((v for v, r in zip(values, rescaled, strict=True) if not -1e-9 <= r <= 1 + 1e-9), None)
-    if outside is not None:
-        raise ValueError(f"value {outside!r} is outside [{low}, {high}]")
-    return [min(1.0, max(0.0, r)) for r in rescaled]
+def _shares(values: Sequence[float], low: float, high: float) -> np.ndarray:
+    """The items as shares of [low, high] (ValueError naming the first one outside it)."""
+    array = np.asarray(values, dtype=np.float64)
+    shares = (array - low) / (high - low)
+    outside = np.flatnonzero(~((shares >= -1e-9) & (shares <= 1 + 1e-9)))
+    if outside.size:
+        raise ValueError(f"value {array[outside[0]]!r} is outside [{low}, {high}]")
+    return np.clip(shares, 0.0, 1.0)
 
 
 def wilson_mean(values: Sequence[float], low: float = 0.0, high: float = 1.0) -> Interval:
     """One model's mean of bounded items with its Wilson score interval at any confidence, in the items' units
     (`rmeval.intervals.bounded_mean_interval` at every level)."""
-    if not values:
+    if len(values) == 0:
         return undefined()
     if not high > low:
         raise ValueError(f"bounds [{low}, {high}] are empty")
-    rescaled = _check(values, low, high)
-    n, span = len(rescaled), high - low
-    mean = math.fsum(rescaled) / n
+    shares = _shares(values, low, high)
+    n, span = shares.size, high - low
+    mean = math.fsum(shares.tolist()) / n
 
     def bounds(alpha: float) -> tuple[float, float]:
         lower, upper = wilson_bounds(mean, n, z_of(alpha))
@@ -204,11 +205,8 @@ def wilson_mean(values: Sequence[float], low: float = 0.0, high: float = 1.0) ->
     return Interval(low + span * mean, bounds)
 
 
-def _correlation(x: Sequence[float], y: Sequence[float]) -> float:
+def _correlation(a: np.ndarray, b: np.ndarray) -> float:
     """Pearson's r of the paired items; 0 when either is constant (Newcombe's phi rule: no information)."""
-    import numpy as np
-
-    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     da, db = a - a.mean(), b - b.mean()
     denominator = math.sqrt(float((da * da).sum()) * float((db * db).sum()))
     return float((da * db).sum()) / denominator if denominator > 0 else 0.0
@@ -232,23 +230,24 @@ def mover_bounds(a: Interval, b: Interval, correlation: float) -> Bounds:
 
 def paired_bounded(a_items: Sequence[float], b_items: Sequence[float], low: float = 0.0, high: float = 1.0,
                    seed: int = 0) -> Difference:
-    """Model a against model b on the same items, each item's result in [low, high] (item i of both lists is the
-    same item), as shares of the range (a percentage: `scaled(100)`). 0/1 items (only `low` and `high`): Newcombe's
-    interval and the exact McNemar test; other bounded items: the MOVER interval and the sign-flip test."""
+    """Model a against model b on the same items, each item's result in [low, high] (item i of both is the same
+    item), in the items' units. 0/1 items (only `low` and `high`): Newcombe's interval and the exact McNemar test;
+    other bounded items: the MOVER interval and the sign-flip test."""
     if len(a_items) != len(b_items):
         raise ValueError(f"paired items: {len(a_items)} against {len(b_items)}")
     n = len(a_items)
     if n == 0:
         return undefined_difference(0, "none", "no item was scored by both models")
+    shares_a, shares_b = _shares(a_items, low, high), _shares(b_items, low, high)
     a, b = wilson_mean(a_items, low, high), wilson_mean(b_items, low, high)
-    shares_a, shares_b = _check(a_items, low, high), _check(b_items, low, high)
-    interval = Interval(a.estimate - b.estimate, mover_bounds(a, b, _correlation(a_items, b_items)))
-    items = tuple(x - y for x, y in zip(shares_a, shares_b, strict=True))
-    if all(value in (low, high) for value in (*a_items, *b_items)):
-        a_only, b_only = sum(d > 0 for d in items), sum(d < 0 for d in items)
+    interval = Interval(a.estimate - b.estimate, mover_bounds(a, b, _correlation(shares_a, shares_b)))
+    differences = shares_a - shares_b
+    items = tuple(differences.tolist())
+    if (((shares_a == 0.0) | (shares_a == 1.0)) & ((shares_b == 0.0) | (shares_b == 1.0))).all():
+        a_only, b_only = int((differences > 0).sum()), int((differences < 0).sum())
         return Difference(a.estimate, b.estimate, n, interval, mcnemar_exact(a_only, b_only), "exact McNemar",
                           f"discordant {a_only}/{b_only}", items)
-    flip = sign_flip_test(items, seed)
+    flip = sign_flip_test(differences, seed)
     return Difference(a.estimate, b.estimate, n, interval, flip.p_value, _flip_name(flip), "", items)
 
 

@@ -25,7 +25,7 @@ def aligned_rewards(prepared_ids: Sequence[str], scores: pd.DataFrame, path: Pat
     for needed in ("id", column):
         if needed not in scores.columns:
             raise RmevalError(f"{path}: needs columns 'id' and {column!r}; found {list(scores.columns)}")
-    ids = scores["id"].astype(str)
+    ids = _strings(scores["id"])
     duplicated = ids[ids.duplicated()]
     if len(duplicated):
         raise RmevalError(f"{path}: id {duplicated.iloc[0]!r} is scored twice")
@@ -33,7 +33,7 @@ def aligned_rewards(prepared_ids: Sequence[str], scores: pd.DataFrame, path: Pat
     if missing_value is not None:
         values = values.fillna(missing_value)
     series = pd.Series(values.to_numpy(), index=ids.to_numpy())
-    prepared = pd.Series(list(prepared_ids), dtype=str)
+    prepared = _strings(pd.Series(prepared_ids))
     absent = prepared[~prepared.isin(series.index)]
     if len(absent):
         raise RmevalError(f"{path}: no score for id {absent.iloc[0]!r} ({len(absent)} missing)")
@@ -47,3 +47,13 @@ def aligned_rewards(prepared_ids: Sequence[str], scores: pd.DataFrame, path: Pat
         raise RmevalError(f"{path}: id {prepared.iloc[at]!r}: column {column!r}: score {rewards[at]!r} is not a finite "
                           "number")
     return rewards
+
+
+def _strings(column: pd.Series) -> pd.Series:
+    """The ids as Python strings (object dtype): pandas' arrow-backed `astype(str)` iterates element by element."""
+    import pandas as pd
+
+    values = column.to_numpy(dtype=object)
+    if not all(isinstance(value, str) for value in values[:1]) or not pd.api.types.is_string_dtype(column):
+        values = column.astype(str).to_numpy(dtype=object)
+    return pd.Series(values, dtype=object)
