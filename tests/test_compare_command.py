@@ -234,3 +234,38 @@ def test_rewardmath_accuracy_and_mrr(tmp_path):
         assert float(rows["mrr"][column]) == pytest.approx(100 * np.mean(reciprocal))
     assert rows["accuracy"]["test"] == "exact McNemar" and rows["mrr"]["test"].startswith("sign-flip")
     assert rows["accuracy"]["n"] == "12"
+
+
+def test_rewardbench_items_are_the_metrics_stage_s_for_classifiers_and_direct_judges(tmp_path):
+    """The vectorised per-item results (benchmarks/rewardbench/compare.py: Layout) equal the metrics stage's row
+    by row (metrics.join, then best_of_n / rated_best_of_n / pair_won), for a classifier with ties at the top and a
+    direct judge with unparsable ratings (run_generative_v2.py's -1; all unparsable earns 0.25)."""
+    from rmeval.benchmarks.rewardbench.compare import Layout, rewards_of
+    from rmeval.benchmarks.rewardbench.metrics import DIRECT_JUDGE, _subsets, join
+    from rmeval.benchmarks.rewardbench.scoring import pair_won, rated_best_of_n
+
+    for version in ("rewardbench", "rewardbench2"):
+        data = _prepare_rewardbench(tmp_path / version, version)
+        layout = Layout.of(data)
+        rng = np.random.default_rng(6)
+        ratings = rng.integers(1, 4, len(data)).astype(float)  # ties at the top are common
+        ratings[rng.uniform(size=len(data)) < 0.3] = np.nan
+        first = data.groupby("row_id", sort=False).head(100)["row_id"].iloc[0]
+        ratings[(data["row_id"] == first).to_numpy()] = np.nan  # one prompt with every rating unparsable
+        judge = pd.DataFrame({"id": data["id"], "reward": np.nan_to_num(ratings, nan=-1.0), "rating": ratings})
+        classifier = pd.DataFrame({"id": data["id"], "reward": rng.integers(0, 3, len(data)).astype(float)})
+        for scores in (classifier, judge):
+            path = tmp_path / "scores.parquet"
+            rewards, mode = rewards_of(data, scores, path)
+            mine = layout.items(rewards, mode, "m", version == "rewardbench")
+            scored = join(data, scores, "m", path)
+            for subset, rows in _subsets(scored).items():
+                if subset == "Ties":
+                    assert [(r, v) for r, v, _ in mine.ties] == [(r, v) for r, v, _ in rows]
+                    continue
+                if version == "rewardbench":
+                    expected = [pair_won(values[0], values[1]) for _, values, _ in rows]
+                else:
+                    rule = rated_best_of_n if mode == DIRECT_JUDGE else best_of_n
+                    expected = [rule(values, row_id) for row_id, values, _ in rows]
+                assert mine.results[subset].tolist() == pytest.approx(expected), (version, mode, subset)

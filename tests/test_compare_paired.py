@@ -127,7 +127,7 @@ def _correlated_binary(rng, n, p_a, p_b, rho):
                                                  (0.8, 0.72, 0.6)])
 def test_binary_items_size_and_coverage_by_simulation(p_a, p_b, rho):
     """Two models on 200 items with correlated errors (a Gaussian copula): exact McNemar keeps its level (it is
-    conservative: about 0.035 at 0.05 here, perf/compare_simulation.py) and Newcombe's interval covers."""
+    conservative: 0.026-0.030 at 0.05 in perf/compare_simulation.py) and Newcombe's interval covers."""
     rng = np.random.default_rng(int(1000 * (p_a + p_b + rho)))
     replicates, rejected, covered = 300, 0, 0
     for _ in range(replicates):

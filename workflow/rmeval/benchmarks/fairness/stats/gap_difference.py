@@ -28,8 +28,8 @@ selection (Andrews & Soares 2010):
 
 Measured by seeded simulation (perf/compare_simulation.py; CONTRIBUTING "Paired comparisons"): size below 5 %
 in all three null shapes (it is conservative where every group is near the maximum), coverage >= 95 %, and at
-3 groups x 500 papers with one model fair and the other's gap 0.3 SD, power 53 % (groups 0 / 0.15 / 0.3 SD) to
-69 % (0 / 0 / 0.3).
+3 groups x 500 papers with one model fair and the other's gap 0.3 SD, power 54 % (groups 0 / 0.15 / 0.3 SD) to
+74 % (0 / 0 / 0.3).
 
 **Cohen's f** (the second effect measure; f^2 = eta^2 / (1 - eta^2), f = sqrt(SS_between / SS_within)): each model's
 interval inverts the noncentral F of the one-way ANOVA in lambda = f^2 N (Steiger & Fouladi 1997, Steiger 2004),
