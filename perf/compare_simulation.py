@@ -1,4 +1,4 @@
-"""The seeded simulation behind `rmeval compare`'s methods (issue 40; CONTRIBUTING "Paired comparisons"): size,
+"""The seeded simulation behind `rmeval compare`'s methods (issue 40; CONTRIBUTING "Which model is better"): size,
 coverage and power of every paired comparison, with a known truth, on pairs of models that score the same items
 with correlated errors; and the simultaneous coverage of the rank intervals.
 

@@ -269,3 +269,39 @@ def test_rewardbench_items_are_the_metrics_stage_s_for_classifiers_and_direct_ju
                     rule = rated_best_of_n if mode == DIRECT_JUDGE else best_of_n
                     expected = [rule(values, row_id) for row_id, values, _ in rows]
                 assert mine.results[subset].tolist() == pytest.approx(expected), (version, mode, subset)
+
+
+def test_the_rule_s_plan_names_the_baselines_the_items_and_refuses_unknown_models():
+    """rmeval.run_outputs.compare.plan at parse time on the quick start plus RewardBench and the length baseline:
+    the baseline is found by its registry adapter, RewardBench's prepared items are inputs (its catalogue's
+    `reads_items`) and fairness's are not, and compare.baseline / compare.pairs are checked against the models."""
+    import copy
+
+    import yaml
+    from rmeval.config_check import check_config, config_schema
+    from rmeval.errors import RmevalError
+    from rmeval.run_outputs.compare.plan import ComparePlan
+    from rmeval.run_plan import config_path, plan_run
+
+    base = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
+    base["models"] = [*base["models"], "length-baseline"]
+    base["rewardbench"] = {"enabled": True, "source": "local", "path": ".test/rewardbench/data/rewardbench.jsonl"}
+
+    def planned(**compare):
+        config = copy.deepcopy(base)
+        config["compare"] = compare
+        check_config(config, config_schema())
+        return ComparePlan.from_run(config, plan_run(config, lambda value: config_path(value, REPO_ROOT)))
+
+    plan = planned()
+    settings = json.loads(plan.settings)
+    assert settings["baseline_models"] == ["length-baseline=length"]
+    assert settings["benchmarks"] == ["fairness", "rewardbench"] and settings["baseline"] is None
+    assert "rewardbench_items" in plan.inputs and "fairness_items" not in plan.inputs
+    assert plan.inputs["rewardbench_items"] == ["results/rewardbench/data/rewardbench.parquet"]
+    assert all(path.startswith("results/scores/fairness/") for path in plan.inputs["fairness_scores"])
+    assert json.loads(planned(baseline="length-baseline").settings)["baseline"] == "length-baseline"
+    with pytest.raises(RmevalError, match="nope is not a model of a compared benchmark"):
+        planned(pairs=["nope:length-baseline"])
+    with pytest.raises(RmevalError, match="set one of them"):
+        planned(baseline="length-baseline", pairs=["a:b"])

@@ -1,7 +1,7 @@
 """Paired comparisons of two models on the same items (rmeval.paired_difference), Holm and BH (rmeval.multiplicity):
 equal to statsmodels where it has the method, and checked by seeded simulation with a known truth (size of each test
 at 0.05 for two equally good models with correlated errors, coverage of each interval). The full simulation, with
-its measured numbers, is perf/compare_simulation.py (CONTRIBUTING "Paired comparisons")."""
+its measured numbers, is perf/compare_simulation.py (CONTRIBUTING "Which model is better")."""
 
 from __future__ import annotations
 

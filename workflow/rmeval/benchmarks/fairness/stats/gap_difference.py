@@ -26,7 +26,7 @@ selection (Andrews & Soares 2010):
 - Standard errors come from the two models' influence functions on the same papers (group means and the pooled
   variance; the delta method for the ratio), so the correlation between models, within papers, is accounted for.
 
-Measured by seeded simulation (perf/compare_simulation.py; CONTRIBUTING "Paired comparisons"): size below 5 %
+Measured by seeded simulation (perf/compare_simulation.py; CONTRIBUTING "Which model is better"): size below 5 %
 in all three null shapes (it is conservative where every group is near the maximum), coverage >= 95 %, and at
 3 groups x 500 papers with one model fair and the other's gap 0.3 SD, power 54 % (groups 0 / 0.15 / 0.3 SD) to
 74 % (0 / 0 / 0.3).
