@@ -183,7 +183,13 @@ def test_run_level_parts_name_their_own_inputs_and_files_that_exist() -> None:
             assert (REPO / "workflow" / "report" / bench.report_section).is_file(), bench.report_section
     published = [path for bench in all_benchmarks() for path in bench.published]
     assert len(published) == len(set(published)), "a published-values file belongs to one benchmark"
-    assert [command.name for command in RUN.commands] == ["run-reproduction", "run-summary"]
+    assert [command.name for command in RUN.commands] == ["run-reproduction", "run-summary", "compare",
+                                                           "compare-figure"]
+    for bench in (bench for bench in all_benchmarks() if bench.compare):  # its comparison's parts (issue 40)
+        for target in (bench.compare.provider, bench.compare.claims):
+            assert target is None or callable(import_target(target)), target
+        for key in bench.compare.claims_inputs:
+            bench.get(key)
     for command in RUN.commands:
         assert callable(import_target(command.target)), command.target
     for output in RUN.outputs:

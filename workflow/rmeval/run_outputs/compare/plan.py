@@ -31,6 +31,15 @@ def baseline_models(specs: Mapping[str, ModelSpec]) -> dict[str, str]:
     return {name: kind for name, spec in specs.items() if (kind := baseline_kind(spec)) is not None}
 
 
+def _value(config: Mapping[str, Any], key: str) -> Any:
+    """A comparison option's config value; None for a key the schema gives no default and the config leaves out
+    (`rewardmath.subjects`: all of them)."""
+    try:
+        return config_value(config, key)
+    except KeyError:
+        return None
+
+
 @dataclass(frozen=True)
 class ComparePlan:
     inputs: Mapping[str, list[str]]
@@ -57,8 +66,7 @@ class ComparePlan:
                 inputs[f"{bench.name}_items"] = list(dict.fromkeys(
                     jobs.data(model, table) for jobs in plan.benchmarks[bench.name].score_jobs
                     for model in jobs.models for table in jobs.tables))
-        options = {bench.name: {option: config_value(config, key)
-                                for option, key in bench.compare.run_settings.items()}
+        options = {bench.name: {option: _value(config, key) for option, key in bench.compare.run_settings.items()}
                    for bench in compared if bench.compare.run_settings}
         baselines = baseline_models(plan.all_specs)
         settings = {
