@@ -194,8 +194,9 @@ def claims(context: ClaimsContext) -> list[str]:
     total, wins, losses = _against({fairest}, rows, alpha)
     lines.append(f"- Song et al.'s \"Nemotron is fairer than the others\" read a single ranking off point values. "
                  f"Here the smallest scale-free gap is {fairest}'s: " + (
-                     f"significantly smaller than the other model's in {wins} of its {total} comparisons "
-                     f"(Holm, alpha {alpha:g})." if total else "not compared with the others in this run."))
+                     f"significantly smaller than the other model's gap in {wins} of its {total} comparison(s) "
+                     f"(Holm, alpha {alpha:g}); the claim holds only if it is smaller in all of them." if total else
+                     "not compared with the others in this run."))
     lines.append(_top2_line(context, rows, alpha))
     return [line for line in lines if line]
 
