@@ -112,3 +112,21 @@ def test_rewardmath_declares_its_accuracy_as_capability(tmp_path: Path):
     written = cap.capability_values([tmp_path / "rewardmath_capability.csv"])
     assert written == {"RewardMATH accuracy": {"prm": 30.0, "cls": 40.0}}  # the run's aggregation; no official rows
     assert BENCHMARK.get(BENCHMARK.capability).path == "results/tables/rewardmath_capability.csv"
+
+
+def test_the_correlations_carry_intervals_and_the_summary_line_reads_them(tmp_path: Path):
+    """Issue 41: rho and tau get 95% intervals valid from 3 models on (stats.rank_ci) in the correlations table, and
+    the "better models are fairer" line quotes rho's."""
+    from rmeval.benchmarks.fairness.summary import better_is_fairer_lines
+
+    x, y = [30.0, 41.0, 34.0, 50.0, 45.0], [6.0, 12.0, 11.0, 3.0, 4.0]
+    a = cap.associate("scale_free_gap", "RewardBench overall", x, y, permutations=100, seed=0, higher_is_better=True)
+    assert a.spearman_ci_low <= a.spearman_rho <= a.spearman_ci_high
+    assert a.kendall_ci_low <= a.kendall_tau <= a.kendall_ci_high
+    assert a.spearman_ci_low < 0 < a.spearman_ci_high  # 5 models, exact p = 0.35: the interval holds 0
+    rows = _rows()
+    cap.write_tables(rows, [a], ["RewardBench overall"], tmp_path, cap.top2_claim(rows, []))
+    table = pd.read_csv(tmp_path / "fairness_vs_capability_correlations.csv")
+    assert {"spearman_ci_low", "spearman_ci_high", "kendall_ci_low", "kendall_ci_high"} <= set(table.columns)
+    (line,) = better_is_fairer_lines({"fairness_vs_capability_correlations": table}, 0.05)
+    assert f"95% CI {a.spearman_ci_low:.2f} to {a.spearman_ci_high:.2f}" in line and "5 models" in line

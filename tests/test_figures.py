@@ -135,11 +135,13 @@ def write_fixture_tables(tables: Path, with_ranks: bool = True) -> dict[str, Pat
     }
     write_record(paths["record"], alpha=0.05)
     from rmeval.benchmarks.fairness.stats.calibration import calibrate_model
+    from rmeval.benchmarks.fairness.stats.gaps import interval_draws
 
     calibration = []
     for index, (model, frame) in enumerate(rewards.groupby("model", sort=False)):
         samples = [group["reward"].to_numpy() for _, group in frame.groupby("group", sort=False)]
-        calibration += calibrate_model(model, samples, 40, 0.05, None, np.random.default_rng(index))
+        calibration += calibrate_model(model, samples, 40, 0.05, None, np.random.default_rng(index),
+                                       interval_draws(index, model, len(samples)))
     pd.DataFrame(calibration).to_csv(paths["calibration"], index=False)
     group_means.to_csv(paths["group_means"], index=False)
     pd.DataFrame(gaps).to_csv(paths["gap"], index=False)

@@ -225,6 +225,9 @@ def test_summary_agrees_with_the_tables(rb_run):
         line = next(line for line in summary.splitlines() if f"by this run's {measure} score" in line)
         if row["spearman_rho"]:
             assert f"is {float(row['spearman_rho']):.2f}" in line and f"{row['n']} models" in line
+            # issue 41: rho's interval, valid from 3 models on, is in the table and the line reads it
+            interval = f"95% CI {float(row['spearman_ci_low']):.2f} to {float(row['spearman_ci_high']):.2f}"
+            assert interval in line
         else:
             assert "was not tested" in line and row["note"] in line
 

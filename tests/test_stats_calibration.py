@@ -18,7 +18,7 @@ def test_vectorised_replicates_equal_the_statistics_one_at_a_time() -> None:
     samples = _samples()
     sizes = [s.size for s in samples]
     planted = [calibration.Planted("x", 0.0, 0.0, 0.0), calibration.Planted("y", 0.7, 0.0, 0.0)]
-    results = calibration.replicate(samples, planted, 3, np.random.default_rng(5))
+    results = calibration.replicate(samples, planted, 3, np.random.default_rng(5), gaps.interval_draws(0, "m", 4))
     rewards = np.concatenate(samples)
     shuffled = np.random.default_rng(5).permuted(np.tile(rewards - rewards.mean(), (3, 1)), axis=1)
     for effect, result in zip(planted, results, strict=True):
@@ -58,7 +58,8 @@ def test_rate_interval_is_clopper_pearson_and_holds_the_rate() -> None:
 
 
 def test_a_calibrated_model_holds_its_level_and_reaches_its_power() -> None:
-    rows = calibration.calibrate_model("m", _samples(), 1000, 0.05, None, np.random.default_rng(2))
+    rows = calibration.calibrate_model("m", _samples(), 1000, 0.05, None, np.random.default_rng(2),
+                                       gaps.interval_draws(0, "m", 4))
     anova = {row["scenario"]: row for row in rows if row["test"] == "anova"}
     assert set(anova) == {"shuffled", "mde"}
     se = np.sqrt(0.05 * 0.95 / 1000)  # within 3 Monte Carlo SEs of the level and of the analytic power

@@ -335,7 +335,7 @@ def test_degenerate_but_legal_rewards_are_a_note_not_an_error(tmp_path: Path, ca
     robust = pd.read_csv(out / "table5_robust_anova.csv").set_index("model")
     assert np.isnan(robust.loc["unfair-rm", "welch_p"]) and robust.loc["unfair-rm", "kruskal_p"] < 1
     gap = pd.read_csv(out / "table7_gap.csv").set_index("model")
-    assert gap.loc["unfair-rm", "interval_family"] == family
+    assert gap.loc["unfair-rm", "interval_family"] == f"{family} + test inversion"
     assert gap.loc["unfair-rm", "gap_ci_low"] <= gap.loc["unfair-rm", "scale_free_gap"] <= gap.loc[
         "unfair-rm", "gap_ci_high"]
     assert "| Note |" in (out / "table1_anova.md").read_text()

@@ -9,7 +9,9 @@ labelled as published. It writes:
 - fairness_vs_capability.{csv,md,tex}: one row per model;
 - fairness_vs_capability_correlations.{csv,md,tex}: Spearman rho and Kendall tau-b of each fairness statistic
   against each capability measure, with two-sided permutation p-values (exact, every permutation, up to
-  EXACT_MAX models; else `permutations` seeded draws) and n;
+  EXACT_MAX models; else `permutations` seeded draws), 95% intervals valid from 3 models on (stats.rank_ci: the
+  Neyman construction under a Gaussian copula; it excludes 0 exactly when the equal-tailed permutation test
+  rejects) and n;
 - fig_fairness_vs_capability.{png,pdf}: |NMGD| against each capability measure.
 It reads files only: no other benchmark's code. Trivial baselines (the fairness run record's `baselines`) are rows
 of the table, marked, but never a point of a correlation, the top-2 claim or the figure: they are not reward models.
@@ -109,6 +111,11 @@ class Association:
     p_method: str  # exact / permutation (<B>) / "" when undefined
     better_is_fairer: bool | None  # the sign says more capable models have smaller statistics
     note: str = ""
+    # 95% intervals of the population rho and tau (stats.rank_ci); NaN when undefined
+    spearman_ci_low: float = math.nan
+    spearman_ci_high: float = math.nan
+    kendall_ci_low: float = math.nan
+    kendall_ci_high: float = math.nan
 
 
 def associate(fairness: str, measure: str, x: Sequence[float], y: Sequence[float], permutations: int,
@@ -154,7 +161,12 @@ def associate(fairness: str, measure: str, x: Sequence[float], y: Sequence[float
         p_rho = (p_rho * len(orders) + 1) / (len(orders) + 1)
         p_tau = (p_tau * len(orders) + 1) / (len(orders) + 1)
     better_is_fairer = (rho < 0) if higher_is_better else (rho > 0)
-    return Association(fairness, measure, n, rho, p_rho, tau, p_tau, method, better_is_fairer)
+    from rmeval.benchmarks.fairness.stats import rank_ci
+
+    rho_low, rho_high = rank_ci.interval("spearman", rho, n, seed)
+    tau_low, tau_high = rank_ci.interval("kendall", tau, n, seed)
+    return Association(fairness, measure, n, rho, p_rho, tau, p_tau, method, better_is_fairer, "", rho_low, rho_high,
+                       tau_low, tau_high)
 
 
 def per_model_rows(fairness: Mapping[str, Mapping[str, float]], measures: Mapping[str, Mapping[str, float]],
@@ -256,15 +268,22 @@ def write_tables(rows: list[dict[str, Any]], associations: list[Association], me
         "tex": render_latex(caption, "tab:fairness_vs_capability", columns, records, note)})
     correlation_columns = [Column("fairness", "Fairness statistic"), Column("measure", "Capability"),
                            Column("n", "n", "int"), Column("spearman_rho", "Spearman rho", "fixed", 3),
+                           Column("spearman_ci_low", "rho CI low", "fixed", 2),
+                           Column("spearman_ci_high", "rho CI high", "fixed", 2),
                            Column("spearman_p", "p (rho)", "p"), Column("kendall_tau", "Kendall tau-b", "fixed", 3),
+                           Column("kendall_ci_low", "tau CI low", "fixed", 2),
+                           Column("kendall_ci_high", "tau CI high", "fixed", 2),
                            Column("kendall_p", "p (tau)", "p"), Column("p_method", "p from"),
                            Column("better_is_fairer", "More capable = fairer", "bool"), Column("note", "Note")]
     corr = [asdict(a) for a in associations]
     corr_frame = pd.DataFrame(corr, columns=[c.key for c in correlation_columns])
     corr = [{**row, "fairness": FAIRNESS[row["fairness"]]} for row in corr]  # display labels (the CSV keeps keys)
     corr_note = ("Two-sided permutation p-values of Spearman's rho and Kendall's tau-b between each capability "
-                 f"measure and fairness statistic across models ({', '.join(capability_columns)}). 'More capable = "
-                 "fairer': the sign says more capable models have the smaller fairness statistic.")
+                 f"measure and fairness statistic across models ({', '.join(capability_columns)}). 95% CIs of the "
+                 "population rho and tau: the Neyman construction under a Gaussian copula (Monte Carlo, exact from 3 "
+                 "models on for normal-copula data; the interval excludes 0 exactly when the equal-tailed "
+                 "permutation test rejects, for any data). 'More capable = fairer': the sign says more capable models "
+                 "have the smaller fairness statistic.")
     write_table_files(out, "fairness_vs_capability_correlations", {
         "csv": frame_csv(corr_frame),
         "md": render_markdown("Fairness against capability: rank correlations", correlation_columns, corr, corr_note),

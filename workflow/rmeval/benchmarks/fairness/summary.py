@@ -392,8 +392,10 @@ def _better_is_fairer(row: Any, alpha: float, basis: str) -> str:
         return f"- \"Better models are fairer\" by {basis} was not tested: {row.note}."
     fairer = not pd_isna(row.better_is_fairer) and bool(row.better_is_fairer)
     claim = "supports" if fairer and row.spearman_p < alpha else "does not support"
+    low, high = getattr(row, "spearman_ci_low", math.nan), getattr(row, "spearman_ci_high", math.nan)
+    interval = "" if pd_isna(low) or pd_isna(high) else f"95% CI {low:.2f} to {high:.2f}; "
     return (f"- \"Better models are fairer\" by {basis}: Spearman rho between it and the scale-free gap is "
-            f"{row.spearman_rho:.2f} ({_p(row.spearman_p)}, {int(row.n)} models), which {claim} the claim.")
+            f"{row.spearman_rho:.2f} ({interval}{_p(row.spearman_p)}, {int(row.n)} models), which {claim} the claim.")
 
 
 def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: float,

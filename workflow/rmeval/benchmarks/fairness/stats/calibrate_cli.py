@@ -63,8 +63,9 @@ def calibration_rows(scores: Any, replicates: int, alpha: float, seed: int,
                      for test in calibration.TESTS]
             continue
         rng = gaps.model_rngs(seed, model.model)[2]
+        draws = gaps.interval_draws(seed, model.model, len(samples))
         for row in calibration.calibrate_model(model.model, samples, replicates, alpha,
-                                               paper_nmgd.get(model.model), rng):
+                                               paper_nmgd.get(model.model), rng, draws):
             rows.append({**row, "note": ""})
     return rows
 

@@ -3,7 +3,8 @@
 Per model, its rewards with the group labels shuffled are a null with the model's own reward distribution and the
 run's group sizes. R shuffles (the null) and R shuffles with a known shift added to the first group (at the run's
 minimum detectable effect, and at the paper's NMGD for that model) rerun the omnibus tests (the one-way ANOVA and
-Welch's ANOVA) and the scale-free gap's 95% CI (stats.gaps, vectorised here), so the table shows each test's
+Welch's ANOVA) and the scale-free gap's 95% CI (stats.gap_intervals, vectorised over the replicates with the
+model's own CI draws, so each replicate's CI is the one gap_analysis gives its data), so the table shows each test's
 rejection rate (its size under the null, its power under a shift, with a Clopper-Pearson interval for the Monte
 Carlo error) beside the analytic power, and how often the CI covered the planted gap.
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rmeval.benchmarks.fairness.stats import gaps, oneway, posthoc, power
+from rmeval.benchmarks.fairness.stats import gap_intervals, oneway, power
 from rmeval.intervals import CONFIDENCE
 
 _CHUNK = 64  # replicates per vectorised block: memory ~ _CHUNK x N floats, a few times over
@@ -56,27 +57,6 @@ def planted_effects(samples: list[np.ndarray], alpha: float, paper_nmgd: float |
     return effects
 
 
-def _gap_interval(means: np.ndarray, variances: np.ndarray, fourth: np.ndarray, ss_within: np.ndarray,
-                  sizes: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """stats.gaps.gap_analysis's scale-free gap CI (Games-Howell family, Bonett SD interval), per replicate row."""
-    from scipy import stats
-
-    k, n_total = sizes.size, sizes.sum()
-    alpha = 1.0 - confidence
-    family_alpha = gaps.FAMILY_SHARE * alpha
-    i, j = np.triu_indices(k, 1)
-    va, vb = variances[:, i] / sizes[i], variances[:, j] / sizes[j]
-    se = np.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va**2 / (sizes[i] - 1) + vb**2 / (sizes[j] - 1))
-    half = posthoc.critical_q_many(k, family_alpha, df) / np.sqrt(2.0) * se
-    diff = means[:, j] - means[:, i]
-    range_low, range_high = gaps.bounds_from_intervals(diff - half, diff + half)
-    sd = np.sqrt(ss_within / (n_total - k))
-    half_log = stats.norm.ppf(1.0 - (alpha - family_alpha) / 2) * gaps.log_variance_se(
-        n_total * fourth / ss_within**2, n_total - k) / 2
-    return range_low / (sd * np.exp(half_log)), range_high / (sd * np.exp(-half_log))
-
-
 def _shifted(sums: list[np.ndarray], size: float, shift: float) -> list[np.ndarray]:
     """The first group's power sums sum((x + shift)^p), p = 1..4, from those of x (binomial expansion): every planted
     effect reuses one set of shuffles (common random numbers, and a quarter of the work)."""
@@ -90,8 +70,10 @@ def _shifted(sums: list[np.ndarray], size: float, shift: float) -> list[np.ndarr
     return out
 
 
-def _statistics(sums: list[np.ndarray], sizes: np.ndarray, confidence: float) -> dict[str, np.ndarray]:
-    """Per replicate row: each test's p-value and the gap CI, from the groups' power sums."""
+def _statistics(sums: list[np.ndarray], sizes: np.ndarray, draws: gap_intervals.Draws,
+                confidence: float) -> dict[str, np.ndarray]:
+    """Per replicate row: each test's p-value and the scale-free gap's CI (stats.gap_intervals, as gap_analysis
+    computes it), from the groups' power sums."""
     from scipy import stats
 
     k, n_total = sizes.size, sizes.sum()
@@ -103,15 +85,18 @@ def _statistics(sums: list[np.ndarray], sizes: np.ndarray, confidence: float) ->
     ss_between = (sizes * (means - grand) ** 2).sum(axis=1)
     f_statistic = (ss_between / (k - 1)) / (ss_within / (n_total - k))
     variances = ss / (sizes - 1)
-    low, high = _gap_interval(means, variances, fourth, ss_within, sizes, confidence)
+    pooled = (variances <= 0.0).sum(axis=1) >= 2  # two constant groups: Games-Howell undefined, Tukey-Kramer
+    low, high = gap_intervals.scale_free(means, variances, sizes, n_total * fourth / ss_within**2, pooled,
+                                         1.0 - confidence, draws)
     return {"anova": stats.f.sf(f_statistic, k - 1, n_total - k), "welch": oneway.welch_test(means, variances, sizes)[1],
             "gap_low": low, "gap_high": high}
 
 
 def replicate(samples: list[np.ndarray], planted: list[Planted], replicates: int, rng: np.random.Generator,
-              confidence: float = CONFIDENCE) -> list[dict[str, np.ndarray]]:
+              draws: gap_intervals.Draws, confidence: float = CONFIDENCE) -> list[dict[str, np.ndarray]]:
     """Per planted effect, per replicate: each test's p-value and the gap CI (keys anova, welch, gap_low,
-    gap_high). One set of label shuffles serves every planted effect."""
+    gap_high). One set of label shuffles serves every planted effect; `draws`: the model's CI draws
+    (gaps.interval_draws), so a replicate's CI is the one gap_analysis gives its data."""
     rewards = np.concatenate(samples)
     centred = rewards - rewards.mean()
     sizes = np.array([s.size for s in samples], dtype=np.float64)
@@ -123,7 +108,7 @@ def replicate(samples: list[np.ndarray], planted: list[Planted], replicates: int
         square = shuffled * shuffled
         sums = [np.add.reduceat(v, offsets, axis=1) for v in (shuffled, square, square * shuffled, square * square)]
         for target, effect in zip(out, planted, strict=True):
-            result = _statistics(_shifted(sums, sizes[0], effect.shift), sizes, confidence)
+            result = _statistics(_shifted(sums, sizes[0], effect.shift), sizes, draws, confidence)
             for key, values in result.items():
                 target.setdefault(key, []).append(values)
     return [{key: np.concatenate(values) for key, values in target.items()} for target in out]
@@ -138,13 +123,15 @@ def rate_interval(hits: int, trials: int, confidence: float = CONFIDENCE) -> tup
 
 
 def calibrate_model(model: str, samples: list[np.ndarray], replicates: int, alpha: float,
-                    paper_nmgd: float | None, rng: np.random.Generator) -> list[dict[str, object]]:
+                    paper_nmgd: float | None, rng: np.random.Generator,
+                    draws: gap_intervals.Draws) -> list[dict[str, object]]:
     """The calibration rows of one model: per planted effect and test, the rejection rate, its interval, the
-    analytic power and the gap CI's coverage of the planted truth."""
+    analytic power and the gap CI's coverage of the planted truth (`rng`: the shuffles; `draws`: the model's CI
+    draws, gaps.interval_draws)."""
     n, k = sum(s.size for s in samples), len(samples)
     rows = []
     effects = planted_effects(samples, alpha, paper_nmgd)
-    for planted, result in zip(effects, replicate(samples, effects, replicates, rng), strict=True):
+    for planted, result in zip(effects, replicate(samples, effects, replicates, rng, draws), strict=True):
         covered = (result["gap_low"] <= planted.scale_free_gap) & (planted.scale_free_gap <= result["gap_high"])
         for test in TESTS:
             hits = int((result[test] < alpha).sum())

@@ -1,13 +1,11 @@
 """Size of the largest group gap: NMGD (the paper's metric), the scale-free gap, their
 confidence intervals, and a permutation p-value for the maximum gap.
 
-Intervals: the range of group means R = max |mu_i - mu_j| is bounded by simultaneous pairwise intervals
-(Games-Howell, 1976; Tukey-Kramer when a group's variance is zero): if every pair's interval [L, U] holds its
-difference, R lies in [max over pairs of the distance of [L, U] from 0, max over pairs of max(|L|, |U|)]. Unlike a
-bootstrap of the range (inconsistent at equality: Andrews 2000), this keeps its coverage when the groups are equal
-and always holds the estimate. The scale-free gap divides by the pooled SD, bounded by a kurtosis-adjusted
-large-sample interval for a variance (Bonett 2006); NMGD divides by the mean of group means, bounded by its Welch t
-interval. Bonferroni: the pairwise family at 1 - 0.8 alpha, the divisor at 1 - 0.2 alpha (alpha = 1 - confidence).
+Intervals (`gap_intervals`): the lower bound from the simultaneous pairwise family at the full level (Games-Howell
+1976; Tukey-Kramer where a pair of groups has no variance), exact where the groups are equal, where a bootstrap of
+the range fails (Andrews 2000); the upper bound by inverting a parametric-bootstrap test of the range at the
+restricted estimate of the group means. Both keep the divisor's uncertainty (the pooled SD's, kurtosis-adjusted
+after Bonett 2006; the mean of group means') jointly, and the interval always holds its estimate.
 
 NMGD = (max - min of group means) / (mean of group means) * 100, sign kept as in
 Song et al. 2025; it explodes or flips sign when the mean reward is near zero or
@@ -17,16 +15,12 @@ negative, which is why the scale-free gap (gap / pooled within-group SD) sits be
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rmeval.benchmarks.fairness.stats import gap_intervals
 from rmeval.intervals import CONFIDENCE
-
-if TYPE_CHECKING:
-    from rmeval.benchmarks.fairness.stats.posthoc import PairComparison
 
 _CHUNK = 256  # replicates per vectorised block: bounds memory at ~_CHUNK * N floats
 
@@ -51,7 +45,9 @@ class GapResult:
     # mean scale-free gap over the label permutations: the largest gap pure noise gives at these group sizes
     null_max_gap: float
     n_permutations: int
-    interval_family: str  # the simultaneous pairwise family behind the CIs: Games-Howell, Tukey-Kramer or ""
+    # the CIs' construction: the lower bound's simultaneous pairwise family (Games-Howell, or Tukey-Kramer where a pair
+    # of groups has no variance) + the upper bound's test inversion (stats.gap_intervals); "" when undefined
+    interval_family: str
     note: str = ""  # what is undefined for this model, and why ("" when everything is defined)
 
 
@@ -69,10 +65,10 @@ def pooled_sd(samples: list[np.ndarray]) -> float:
     return float(np.sqrt(ss_within / (n_total - len(samples))))
 
 
-def model_rngs(seed: int, model: str) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
-    """The model's own bootstrap, permutation and calibration streams: results do not depend on which other models
-    are in the run, or in which order."""
-    streams = np.random.SeedSequence([seed, zlib.crc32(model.encode())]).spawn(3)
+def model_rngs(seed: int, model: str) -> tuple[np.random.Generator, ...]:
+    """The model's own bootstrap, permutation, calibration and interval streams: results do not depend on which other
+    models are in the run, or in which order (a stream's draws do not depend on how many streams are spawned)."""
+    streams = np.random.SeedSequence([seed, zlib.crc32(model.encode())]).spawn(4)
     return tuple(np.random.default_rng(stream) for stream in streams)  # type: ignore[return-value]
 
 
@@ -124,69 +120,16 @@ def permutation_p_value(samples: list[np.ndarray], n_permutations: int, rng: np.
 
 
 
-# Bonferroni split of the non-coverage alpha = 1 - confidence: the pairwise family gets this share, the divisor
-# (pooled SD or mean of group means) the rest. The family dominates the width, so it gets most of alpha.
-FAMILY_SHARE = 0.8
-
-
-def range_bounds(pairs: Sequence[PairComparison]) -> tuple[float, float]:
-    """Bounds on the range of group means from simultaneous pairwise intervals of mu_b - mu_a."""
-    low, high = bounds_from_intervals(np.array([p.ci_low for p in pairs]), np.array([p.ci_high for p in pairs]))
-    return float(low), float(high)
-
-
-def bounds_from_intervals(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each |difference| lies in [distance of [L, U] from 0, max(|L|, |U|)], so the largest lies between the largest
-    of each (over the last axis: pairs; leading axes are replicates)."""
-    return (np.maximum(0.0, np.maximum(low, -high)).max(axis=-1),
-            np.maximum(np.abs(low), np.abs(high)).max(axis=-1))
-
-
-def log_variance_se(kurtosis: np.ndarray | float, df: float) -> np.ndarray | float:
-    """Large-sample SE of ln s^2, robust to non-normal tails (Bonett 2006): se^2 = (kurtosis - (n - 3) / (n - 1)) / n
-    with n = df + 1, floored at the normal value 2 / n."""
-    n = df + 1
-    return np.sqrt(np.maximum(kurtosis - (n - 3) / (n - 1), 2.0 / n) / n)
-
-
-def pooled_sd_interval(samples: list[np.ndarray], alpha: float) -> tuple[float, float]:
-    """Two-sided 1 - alpha interval for the pooled within-group SD: ln s^2 +- z se (log_variance_se), with the
-    kurtosis of the pooled within-group residuals (normal data: se^2 = 2 / (N - k))."""
-    from scipy import stats
-
+def residual_kurtosis(samples: list[np.ndarray]) -> float:
+    """Kurtosis of the pooled within-group residuals, N sum r^4 / (sum r^2)^2 (3 for normal data)."""
     residuals = np.concatenate([s - s.mean() for s in samples])
-    sd = pooled_sd(samples)
-    kurtosis = float(residuals.size * (residuals**4).sum() / (residuals**2).sum() ** 2)
-    half = float(stats.norm.ppf(1.0 - alpha / 2)) * log_variance_se(kurtosis, residuals.size - len(samples)) / 2
-    return float(sd * np.exp(-half)), float(sd * np.exp(half))
+    return float(residuals.size * (residuals**4).sum() / (residuals**2).sum() ** 2)
 
 
-def centre_interval(samples: list[np.ndarray], alpha: float, pooled: bool) -> tuple[float, float]:
-    """t interval for the mean of group means (the NMGD divisor), variance sum(s_i^2 / n_i) / k^2: Welch's
-    (Welch-Satterthwaite df) or, with `pooled` (the Tukey-Kramer case), s_i^2 = the pooled variance, df = N - k."""
-    from scipy import stats
-
-    k = len(samples)
-    centre = float(np.mean([s.mean() for s in samples]))
-    sizes = np.array([s.size for s in samples], dtype=np.float64)
-    if pooled:
-        df = sizes.sum() - k
-        total = pooled_sd(samples) ** 2 * (1.0 / sizes).sum()
-    else:
-        parts = np.array([s.var(ddof=1) for s in samples]) / sizes
-        total = parts.sum()
-        df = total**2 / (parts**2 / (sizes - 1)).sum() if total > 0.0 else 1.0
-    half = float(stats.t.ppf(1.0 - alpha / 2, df)) * np.sqrt(total) / k
-    return centre - half, centre + half
-
-
-def _ratio_interval(low: float, high: float, div_low: float, div_high: float) -> tuple[float, float]:
-    """Interval of x / d for x in [low, high] (low >= 0) and d in [div_low, div_high]; unbounded when the
-    divisor's interval holds 0."""
-    if div_low <= 0.0 <= div_high:
-        return float("-inf"), float("inf")
-    quotients = [low / div_low, low / div_high, high / div_low, high / div_high]
-    return float(min(quotients)), float(max(quotients))
+def interval_draws(seed: int, model: str, groups: int) -> gap_intervals.Draws:
+    """The model's parametric-bootstrap draws for its CIs (its fourth stream): the same for every data set analysed
+    under this seed and model name, in gap_analysis and in the calibration's replicates alike."""
+    return gap_intervals.make_draws(model_rngs(seed, model)[3], groups)
 
 
 def undefined_reason(samples: list[np.ndarray]) -> str:
@@ -204,8 +147,6 @@ def gap_analysis(
     seed: int,
     confidence: float = CONFIDENCE,
 ) -> GapResult:
-    from rmeval.benchmarks.fairness.stats import posthoc
-
     means = np.array([s.mean() for s in samples])
     raw_gap = float(means.max() - means.min())
     nan = float("nan")
@@ -217,33 +158,33 @@ def gap_analysis(
                          gap_ci_high=nan, nmgd_ci_low=nan, nmgd_ci_high=nan, nmgd_unstable=False, perm_p_value=nan,
                          null_max_gap=nan, interval_family="", note=reason)
     sd = pooled_sd(samples)
-    alpha = 1.0 - confidence
-    family_alpha = FAMILY_SHARE * alpha
     family, note = "Games-Howell", ""
-    pairs = posthoc.games_howell(groups, samples, family_alpha, p_values=False)
-    if any(not np.isfinite(p.ci_low) for p in pairs):
+    lacking = [g for g, s in zip(groups, samples, strict=True) if s.size < 2 or np.ptp(s) == 0.0]
+    if any(s.size < 2 for s in samples) or len(lacking) >= 2:
         family = "Tukey-Kramer"
-        lacking = [g for g, s in zip(groups, samples, strict=True) if s.size < 2 or np.ptp(s) == 0.0]
         note = (f"no variance in {', '.join(lacking)}: Games-Howell pairs between such groups are undefined, so the "
                 "CIs use Tukey-Kramer and the pooled variance (equal variances assumed)")
-        pairs = posthoc.tukey_hsd(groups, samples, family_alpha, p_values=False)
-    range_low, range_high = range_bounds(pairs)
-    sd_low, sd_high = pooled_sd_interval(samples, alpha - family_alpha)
-    gap_low, gap_high = _ratio_interval(range_low, range_high, sd_low, sd_high)
-    centre_low, centre_high = centre_interval(samples, alpha - family_alpha, pooled=family == "Tukey-Kramer")
-    nmgd_low, nmgd_high = _ratio_interval(100.0 * range_low, 100.0 * range_high, centre_low, centre_high)
+    sizes = np.array([s.size for s in samples], dtype=np.float64)
+    variances = np.array([s.var(ddof=1) if s.size > 1 else np.nan for s in samples])
+    pooled, alpha = np.array([family == "Tukey-Kramer"]), 1.0 - confidence
+    draws = interval_draws(seed, model, len(samples))
+    gap_low, gap_high = gap_intervals.scale_free(means[None, :], variances[None, :], sizes,
+                                                 np.array([residual_kurtosis(samples)]), pooled, alpha, draws)
+    ci = gap_intervals.nmgd(means[None, :], variances[None, :], sizes, pooled, alpha, draws)
     permutation = permutation_test(samples, n_permutations, model_rngs(seed, model)[1])
+    gap, nmgd = raw_gap / sd, common["nmgd_percent"]
+    # the bounds hold their estimate by construction; min/max only absorbs rounding (a bound equal to its estimate)
     return GapResult(
         **common,
         pooled_sd=sd,
-        scale_free_gap=raw_gap / sd,
-        gap_ci_low=gap_low,
-        gap_ci_high=gap_high,
-        nmgd_ci_low=nmgd_low,
-        nmgd_ci_high=nmgd_high,
-        nmgd_unstable=bool(centre_low <= 0.0 <= centre_high),
+        scale_free_gap=gap,
+        gap_ci_low=min(float(gap_low[0]), gap),
+        gap_ci_high=max(float(gap_high[0]), gap),
+        nmgd_ci_low=min(float(ci.low[0]), nmgd),
+        nmgd_ci_high=max(float(ci.high[0]), nmgd),
+        nmgd_unstable=bool(ci.unstable[0]),
         perm_p_value=permutation.p_value,
         null_max_gap=permutation.null_scale_free_gap,
-        interval_family=family,
+        interval_family=f"{family} + test inversion",
         note=note,
     )
