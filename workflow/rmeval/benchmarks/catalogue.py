@@ -131,6 +131,35 @@ class ScoreStage:
 
 
 @dataclass(frozen=True)
+class ModelComparison:
+    """How a benchmark compares two models scored on the same items (`rmeval compare`, results/tables/
+    comparisons.csv and leaderboard.csv; rmeval.run_outputs.compare).
+
+    provider: "module:function" -> (rmeval.run_outputs.compare.parts.CompareContext) -> ComparisonPart: its
+        metrics, each model's value with its interval, and the paired comparison of two models, read from its score
+        folder (and its prepared data). Imported only by the command.
+    claims: "module:function" -> (rmeval.run_outputs.compare.parts.ClaimsContext) -> list[str]: sentences of the
+        summary's "Which model is better" that only it can write (a paper's comparative claims tested on this run's
+        models), from its rows of the two tables (adjusted p-values) and its own outputs `claims_inputs`.
+    run_settings: option -> dotted config key, what its provider reads from the run's config (CompareContext.options).
+    lower_is_better: its metrics on which the smaller value is the better model (a fairness gap); on every other
+        one a higher value is better. Read by the provider and by the summary (which model a difference favours).
+    reads_items: the provider reads its score jobs' input tables (the prepared items: what a pair or a problem is)
+        beside the score files; rule run_compare then takes them as inputs too.
+    """
+
+    provider: str
+    claims: str | None = None
+    claims_inputs: tuple[str, ...] = ()
+    run_settings: Mapping[str, str] = field(default_factory=dict)
+    lower_is_better: tuple[str, ...] = ()
+    reads_items: bool = False
+
+    def higher_is_better(self, metric: str) -> bool:
+        return metric not in self.lower_is_better
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """A benchmark: everything the shared layer (run plan, scoring, preflight, lock, CLI, `rule all`, report, run
     summary) needs to know of it, declared once. The shared layer loops over `all_benchmarks()` and never names one.
@@ -162,6 +191,8 @@ class Benchmark:
     capability: the key of one of its outputs, a CSV with columns `model, measure, score` (percent, higher = more
         capable): what other benchmarks may set their results against (the fairness benchmark's
         fairness_vs_capability reads every enabled benchmark's), through the file alone.
+    compare: how it compares two models on the same items (`ModelComparison`); None: it takes no part in the run's
+        comparisons and leaderboard.
     """
 
     name: str
@@ -186,6 +217,7 @@ class Benchmark:
     report_section: str | None = None
     run_settings: Mapping[str, str] = field(default_factory=dict)
     capability: str | None = None
+    compare: ModelComparison | None = None
 
     def __post_init__(self) -> None:
         for stage in self.score_stages:

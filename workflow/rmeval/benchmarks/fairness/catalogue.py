@@ -9,7 +9,7 @@ its caption (and a loader in figures/inputs.py `READERS` when it reads a table n
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage, score_path
+from rmeval.benchmarks.catalogue import Benchmark, Command, ModelComparison, Output, ScoreStage, score_path
 
 DATA_DIR = "results/data"
 DATA = "results/data/{group}.parquet"  # one sampled table per group (the arXiv stage's output)
@@ -180,6 +180,11 @@ BENCHMARK = Benchmark(
     reproduction_inputs=("table1", "table2", "table3", "table4", "table7", "power", "capability"),
     published=("resources/published/song2025_fairness.yaml",),
     report_section="fairness_section.rst",
+    # Which model is fairer, on the same papers (rmeval compare): the scale-free gap and Cohen's f of two models,
+    # compared by compare.py; its claims test Song et al.'s comparative claims, the top-2 one on `capability`.
+    compare=ModelComparison(provider="rmeval.benchmarks.fairness.compare:comparison_part",
+                            claims="rmeval.benchmarks.fairness.compare:claims", claims_inputs=("capability",),
+                            lower_is_better=("scale_free_gap", "cohens_f")),
 )
 
 

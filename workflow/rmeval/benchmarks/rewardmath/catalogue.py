@@ -6,7 +6,15 @@ Import-free (read at Snakefile parse time): builders are "module:function" strin
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Output, ScoreStage, score_path, scores_dir
+from rmeval.benchmarks.catalogue import (
+    Benchmark,
+    Command,
+    ModelComparison,
+    Output,
+    ScoreStage,
+    score_path,
+    scores_dir,
+)
 
 CATEGORY = "RewardMATH"
 METRICS_RULE = "rewardmath_metrics"
@@ -86,4 +94,8 @@ BENCHMARK = Benchmark(
     report_section="rewardmath_section.rst",
     run_settings={"prm_aggregation": "rewardmath.prm_aggregation"},
     capability="capability",
+    # Which model is better on the same problems (rmeval compare): accuracy and MRR, compared by compare.py
+    compare=ModelComparison(provider="rmeval.benchmarks.rewardmath.compare:comparison_part",
+                            run_settings={"prm_aggregation": "rewardmath.prm_aggregation",
+                                          "subjects": "rewardmath.subjects"}, reads_items=True),
 )
