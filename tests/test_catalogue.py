@@ -23,7 +23,7 @@ from workflow_helpers import run_snakemake_process
 
 REPO = Path(__file__).resolve().parents[1]
 FAIRNESS_RULES = ("fairness_stats", "fairness_figures")
-RUN_RULES = ("run_reproduction", "run_summary")
+RUN_RULES = ("run_reproduction", "run_compare", "run_compare_figure", "run_summary")
 HELD = (RANKED, CAPABILITY)  # the conditions that hold for the `parsed` fixture's config (not PAIRED)
 
 # The rule files as the workflow includes them, then each rule's outputs (with their report captions) and
@@ -118,8 +118,10 @@ def test_captioned_outputs_are_report_entries_with_an_existing_caption(parsed: d
 
 def test_rule_all_asks_for_every_catalogued_file(parsed: dict) -> None:
     assert set(catalogued_files()) <= set(parsed["all"])
-    assert set(RUN.targets()) == {"results/tables/reproduction.csv", "results/tables/reproduction.md",
-                                  "results/tables/reproduction.tex", "results/summary.md"}
+    assert set(RUN.targets()) == {
+        *(f"results/tables/{stem}.{suffix}" for stem in ("reproduction", "comparisons", "leaderboard")
+          for suffix in ("csv", "md", "tex")),
+        "results/figures/fig_leaderboard.png", "results/figures/fig_leaderboard.pdf", "results/summary.md"}
 
 
 def test_run_rules_read_what_the_enabled_benchmarks_declare(parsed: dict) -> None:
@@ -181,7 +183,13 @@ def test_run_level_parts_name_their_own_inputs_and_files_that_exist() -> None:
             assert (REPO / "workflow" / "report" / bench.report_section).is_file(), bench.report_section
     published = [path for bench in all_benchmarks() for path in bench.published]
     assert len(published) == len(set(published)), "a published-values file belongs to one benchmark"
-    assert [command.name for command in RUN.commands] == ["run-reproduction", "run-summary"]
+    assert [command.name for command in RUN.commands] == ["run-reproduction", "run-summary", "compare",
+                                                           "compare-figure"]
+    for bench in (bench for bench in all_benchmarks() if bench.compare):  # its comparison's parts (issue 40)
+        for target in (bench.compare.provider, bench.compare.claims):
+            assert target is None or callable(import_target(target)), target
+        for key in bench.compare.claims_inputs:
+            bench.get(key)
     for command in RUN.commands:
         assert callable(import_target(command.target)), command.target
     for output in RUN.outputs:

@@ -40,6 +40,9 @@ TABLE_CAPTIONS = (
     "correlation_spearman",
     "reproduction",
     "provenance",
+    "comparisons",
+    "leaderboard",
+    "fig_leaderboard",
 )
 CONFIG = {
     "groups": {"physics": ["physics"], "computer_science": ["cs"]},

@@ -26,7 +26,8 @@ TARGETS = ("results/tables/rewardbench_scores.csv", "results/tables/rewardbench_
            "results/tables/rewardbench_sections.tex", "results/tables/fairness_vs_capability.md",
            "results/figures/fig_fairness_vs_capability.png", "results/tables/reproduction.csv", "results/summary.md",
            "results/rewardbench2/official/judge-direct.json", "results/rewardbench/official/tiny-cls.json",
-           "results/rewardbench/official/length-baseline.json")
+           "results/rewardbench/official/length-baseline.json",
+           "results/tables/comparisons.csv", "results/tables/leaderboard.md", "results/figures/fig_leaderboard.png")
 BASELINE = "length-baseline"
 
 
@@ -232,6 +233,63 @@ def test_summary_agrees_with_the_tables(rb_run):
 
 
 @pytest.mark.e2e
+def test_comparisons_and_leaderboard_hold_each_benchmark_s_own_values(rb_run):
+    """rmeval compare in the run (three models and a length baseline): every pair of each benchmark's models
+    (judge-direct only on RewardBench 2), each value equal to the benchmark's own table, the leaderboard's overall
+    rows to its Overall rows, the baseline marked, and the summary's section with the length-baseline counts."""
+    run, _ = rb_run
+    tables = run.workdir / "results/tables"
+    rows = _rows(tables / "comparisons.csv")
+    pairs = {bench: {(r["model_a"], r["model_b"]) for r in rows if r["benchmark"] == bench}
+             for bench in ("fairness", "rewardbench", "rewardbench2")}
+    four = ["tiny-cls", "tiny-cls-b", "tiny-cls-c", BASELINE]  # three models and a length baseline
+    every = {(a, b) for i, a in enumerate(four) for b in four[i + 1:]}
+    assert pairs == {"fairness": every, "rewardbench": every,
+                     "rewardbench2": {("tiny-cls", BASELINE), ("tiny-cls", "judge-direct"), (BASELINE, "judge-direct")}}
+    v1 = {(r["model"], r["subset"]): float(r["accuracy"]) for r in _rows(tables / "rewardbench_scores.csv")}
+    sections = {(r["model"], r["section"]): float(r["score"]) for r in _rows(tables / "rewardbench_sections.csv")}
+    v2 = {(r["model"], r["subset"]): float(r["score"]) for r in _rows(tables / "rewardbench2_scores.csv")
+          if r["score"]}  # the chance rows have no Ties
+    for row in rows:
+        metric, a, b = row["metric"], row["model_a"], row["model_b"]
+        kind, _, name = metric.partition(":")
+        if row["benchmark"] == "rewardbench":
+            own = v1 if kind == "subset" else sections
+            key = name if kind in ("subset", "section") else "Overall"
+            assert float(row["value_a"]) == pytest.approx(own[(a, key)]) and float(row["value_b"]) == pytest.approx(
+                own[(b, key)]), metric
+            assert float(row["difference"]) == pytest.approx(own[(a, key)] - own[(b, key)])
+        elif row["benchmark"] == "rewardbench2":
+            key = name if kind == "subset" else "Overall"
+            assert float(row["value_a"]) == pytest.approx(v2[(a, key)]), metric
+        lo, hi, p = float(row["ci_low"]), float(row["ci_high"]), float(row["p_value"])
+        assert lo <= float(row["difference"]) <= hi and 0 <= p <= 1 and float(row["p_adjusted"]) >= p
+    board = _rows(tables / "leaderboard.csv")
+    for row in (r for r in board if r["benchmark"].startswith("rewardbench")):  # the tables' Overall rows
+        own = sections if row["benchmark"] == "rewardbench" else v2
+        assert float(row["value"]) == pytest.approx(own[(row["model"], "Overall")])
+    assert {r["model"] for r in board if r["baseline"] == "True"} == {BASELINE}
+    summary = (run.workdir / "results/summary.md").read_text()
+    assert "## Which model is better" in summary and f"{BASELINE} (baseline)" in summary
+    assert "### RewardBench (Lambert et al. 2024)" in summary and "### RewardBench 2 (Malik et al. 2025)" in summary
+    # for each real model, on how many subsets it beats the length baseline significantly (Holm)
+    assert f"### Against the length baseline ({BASELINE})" in summary
+    for model in ("tiny-cls", "tiny-cls-b", "tiny-cls-c", "judge-direct"):
+        line = next(x for x in summary.splitlines() if x.startswith(f"- {model} beats {BASELINE} significantly"))
+        expected = []
+        for bench in ("fairness", "rewardbench", "rewardbench2"):
+            mine = [r for r in rows if r["benchmark"] == bench and {r["model_a"], r["model_b"]} == {model, BASELINE}]
+            subsets = [r for r in mine if r["metric"].startswith("subset:")] or mine
+            if not mine:
+                continue
+            lower = bench == "fairness"  # a smaller gap is better
+            beats = sum(float(r["p_adjusted"]) < 0.05 and ((float(r["difference"]) > 0) != lower) == (
+                r["model_a"] == model) and float(r["difference"]) != 0 for r in subsets)
+            expected.append(f"{bench} {beats} of {len(subsets)} {'subsets' if subsets is not mine else 'metrics'}")
+        assert line.endswith(": " + "; ".join(expected) + "."), line
+
+
+@pytest.mark.e2e
 def test_rewardbench2_alone_runs_no_fairness_job(rb_run, tmp_path):
     """Last in this module (it rewrites the run-level files): in the same folder, a config naming only `models` and
     `rewardbench2` (its local file) runs RewardBench 2 through to its table and the run-level outputs with no
@@ -285,3 +343,9 @@ def test_a_baseline_alone_runs_to_the_summary(rb_run, tmp_path):
     assert "No reward model ran" in summary and "Length alone: the length baseline length-baseline" in summary
     assert f"- {BASELINE} (length baseline: a trivial baseline, not a reward model):" in summary
     assert _rows(run.workdir / "results/tables/rewardbench_capability.csv") == []
+    # Which model is better: one model (the baseline) on each benchmark, nothing to compare, no real model to beat it
+    assert "rule run_compare" in output and _rows(run.workdir / "results/tables/comparisons.csv") == []
+    assert {(r["model"], r["rank"], r["baseline"]) for r in _rows(run.workdir / "results/tables/leaderboard.csv")} == {
+        (BASELINE, "1", "True")}
+    assert "Only one model (length-baseline) has scores here: nothing to compare." in summary
+    assert "No real model is in this run, only baselines: nothing to beat." in summary

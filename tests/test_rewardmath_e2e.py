@@ -110,7 +110,23 @@ def test_snakemake_rewardmath_branch(both_branches_run: JudgedRun) -> None:
     # The combined summary ends with the RewardMATH section, the same text as results/rewardmath/summary.md.
     section = (results / "rewardmath" / "summary.md").read_text()
     combined = (results / "summary.md").read_text()
-    assert section.startswith("## RewardMATH") and combined.endswith(section) and combined.count("## RewardMATH") == 1
+    # ... before the run's "Which model is better" (issue 40), the summary's last section
+    benchmarks_part, better = combined.split("## Which model is better")
+    assert section.startswith("## RewardMATH") and benchmarks_part.endswith(section + "\n")
+    assert combined.count("\n## RewardMATH") == 1 and "### RewardMATH" in better
+    # rmeval compare: RewardMATH accuracy and MRR of every two workflow models (a PRM under its aggregation), each
+    # value the metrics table's
+    aggregation = run.config["rewardmath"].get("prm_aggregation") or "prod"
+    compared = [r for r in _csv(results / "tables" / "comparisons.csv") if r["benchmark"] == "rewardmath"]
+    workflow: dict[str, dict[str, str]] = {}
+    for r in _csv(results / "tables" / "rewardmath_metrics.csv"):  # a judge's first setup, a PRM's aggregation
+        if r["source"] == "workflow" and (r["aggregation"] == aggregation or r["setup"] != "tiny-prm"):
+            workflow.setdefault(r["setup"], r)
+    assert {(r["model_a"], r["model_b"]) for r in compared} == {
+        ("tiny-prm", "judge-direct"), ("tiny-prm", "judge-pairwise"), ("judge-direct", "judge-pairwise")}
+    for row in compared:
+        for model, column in ((row["model_a"], "value_a"), (row["model_b"], "value_b")):
+            assert float(row[column]) == pytest.approx(float(workflow[model][row["metric"]]), abs=0.006), row
     assert "tiny-prm (prod)" in section and "Partial runs" in section
     # Official files are broken down through the prepared data: only the sample's two problems match.
     breakdown = _csv(results / "tables" / "rewardmath_breakdown.csv")

@@ -11,12 +11,12 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 from rmeval.benchmarks import benchmark
+from rmeval.benchmarks.catalogue import Benchmark
 from rmeval.cli import main as rmeval_main
 from rmeval.config_check import config_problems, config_schema
 from rmeval.errors import RmevalError
@@ -194,7 +194,6 @@ def test_a_baseline_is_its_registry_entry_or_a_line_naming_the_entry():
     models, problems = resolve_all([ModelArg("length-baseline", "length-as-model")], [*kinds, "shortest"], REGISTRY,
                                    CPU, offline)
     assert [model.entry for model in models][1:] == [f"{kind}-baseline" for kind in kinds]
-    assert all(model.baseline for model in models)
     assert models[0].entry["name"] == "length-as-model" and models[0].entry["options"] == {"kind": "length"}
     assert problems == [f"--baseline shortest: the registry ({REGISTRY.path}) has no entry `shortest-baseline`; its "
                         f"baselines: {', '.join(kinds)}"]
@@ -333,12 +332,12 @@ def test_the_answer_prints_headlines_ranks_and_comparisons_from_the_leaderboard(
     ])
     text = answer(inputs(tmp_path, ["ckpt-800", "ckpt-1200", "length-baseline"]))
     lines = text.splitlines()
-    gap = lines.index("  Group fairness on arXiv abstracts (Song et al. 2025): scale_free_gap")
+    gap = lines.index("  Group fairness on arXiv abstracts (Song et al. 2025): scale_free_gap (lower is better)")
     assert lines[gap + 1].split() == ["model", "value", "95%", "CI", "rank", "rank", "CI", "tied", "with"]
     assert lines[gap + 2].split() == ["ckpt-1200", "0.460", "[0.000,", "1.485]", "1", "1-2", "ckpt-800"]
     assert lines[gap + 3].split() == ["ckpt-800", "0.671", "[0.000,", "1.716]", "2", "1-3", "ckpt-1200"]
     assert lines[gap + 4].split() == ["length-baseline", "(baseline)", "1.900", "[1.100,", "2.600]", "3", "2-3"]
-    assert "  RewardBench 2 (Malik et al. 2025): overall" in lines
+    assert "  RewardBench 2 (Malik et al. 2025): overall (higher is better)" in lines
     first = next(i for i, line in enumerate(lines) if line.startswith("Comparisons of the headline metrics"))
     assert lines[first + 2].split() == ["fairness", "scale_free_gap", "ckpt-800", "ckpt-1200", "0.211", "[-0.400,",
                                         "0.830]", "0.820", "0.820", "least", "favourable"]
@@ -349,50 +348,27 @@ def test_the_answer_prints_headlines_ranks_and_comparisons_from_the_leaderboard(
     assert f"  leaderboard  {LEADERBOARD}" in lines
 
 
-def table7_row(model: str, gap: float, low: float, high: float) -> dict:
-    """A row of Table 7 (results/tables/table7_gap.csv) in its real columns."""
-    return {"model": model, "max_group": "physics", "min_group": "economics", "scale_free_gap": gap,
-            "gap_ci_low": low, "gap_ci_high": high, "nmgd_percent": 5.0, "nmgd_ci_low": 0, "nmgd_ci_high": 9,
-            "perm_p_value": 0.4, "perm_q_value": 0.4, "null_max_gap": 0.6, "nmgd_unstable": False,
-            "interval_family": "Games-Howell", "note": ""}
-
-
-def test_without_a_leaderboard_the_answer_says_so_and_reads_each_benchmarks_own_table(tmp_path):
-    write_csv(tmp_path / "results/tables/table7_gap.csv",
-              [table7_row("A", 0.672, 0.0, 1.716), table7_row("B", 0.46, 0.0, 1.485), table7_row("old", 9, 8, 10),
-               table7_row("length-baseline", 2.1, 1.2, 3.0)])
+def test_absent_files_are_said_to_be_absent(tmp_path):
+    (tmp_path / "results/tables").mkdir(parents=True)
     (tmp_path / "results/tables/table1_anova.md").write_text("| model |\n")
     (tmp_path / "results/summary.md").write_text("# Summary\n")
-    text = answer(replace(inputs(tmp_path, ["A", "B", "length-baseline"]), baselines=frozenset({"length-baseline"})))
-    lines = text.splitlines()
-    assert lines[0] == (f"No leaderboard: {LEADERBOARD} is absent, so no ranks; each benchmark's headline from its "
-                        "own table (95% intervals where the table has them)")
-    assert lines[1] == ("  Group fairness on arXiv abstracts (Song et al. 2025): scale_free_gap (lower is better; "
-                        "results/tables/table7_gap.csv)")
-    assert [line.split() for line in lines[3:6]] == [["A", "0.672", "[0.000,", "1.716]"],
-                                                     ["B", "0.460", "[0.000,", "1.485]"],
-                                                     ["length-baseline", "(baseline)", "2.100", "[1.200,", "3.000]"]]
-    assert "old" not in text  # only this run's models
-    assert "    results/tables/rewardbench2_scores.csv is absent" in lines
-    assert f"No comparisons: {COMPARISONS} is absent (this workflow writes no paired comparisons)." in lines
+    lines = answer(inputs(tmp_path, ["A", "B"])).splitlines()
+    assert lines[0] == f"No headlines: {LEADERBOARD} is absent (`rmeval compare` writes it; rule run_compare)."
+    assert f"No comparisons: {COMPARISONS} is absent (`rmeval compare` writes it; rule run_compare)." in lines
     assert "  tables       results/tables/  table1_anova.md" in lines
     assert f"  comparisons  absent ({COMPARISONS})" in lines and "  summary      results/summary.md" in lines
+    assert "  figures      none written" in lines
     assert "  report       snakemake --configfile results/run_config.yaml --report results/report.html" in lines
+    one = answer(inputs(tmp_path, ["A"])).splitlines()
+    assert "One model: nothing to compare (give a second --model, or --baseline length)." in one
 
 
-def test_a_headline_without_an_interval_and_a_model_with_several_rows(tmp_path):
-    write_csv(tmp_path / "results/tables/rewardbench_sections.csv", [
-        {"model": "A", "mode": "classifier", "section": "Chat", "score": 90.0},
-        {"model": "A", "mode": "classifier", "section": "Overall", "score": 71.25},
-        {"model": "Random (chance)", "mode": "baseline", "section": "Overall", "score": 50.0},
-    ])
-    write_csv(tmp_path / "results/tables/rewardmath_metrics_ci.csv", [
-        {"model": "prm", "source": "workflow", "aggregation": aggregation, "accuracy": accuracy,
-         "accuracy_ci_low": accuracy - 5, "accuracy_ci_high": accuracy + 5}
-        for aggregation, accuracy in (("prod", 30.0), ("min", 25.0))])
-    lines = answer(inputs(tmp_path, ["A", "prm"], ("rewardmath", "rewardbench"))).splitlines()
-    assert ["A", "71.25", "no", "interval", "in", "this", "table"] in [line.split() for line in lines]
-    assert ["prm", "(prod)", "30.00", "[25.00,", "35.00]"] in [line.split() for line in lines]
-    assert "One model: nothing to compare" not in "\n".join(lines)
-    assert "One model: nothing to compare (give a second --model, or --baseline length)." in \
-        answer(inputs(tmp_path, ["A"], ("rewardbench",))).splitlines()
+def test_a_benchmark_without_a_comparison_is_named_as_having_no_headline(tmp_path):
+    write_csv(tmp_path / LEADERBOARD, [
+        leaderboard_row("fairness", "scale_free_gap", "A", 0.5, (0.0, 1.2), 1, (1, 1), "")])
+    plugin = Benchmark(name="echo", title="Echo (a plugin)", rule_file="echo.smk", outputs=())
+    answered = AnswerInputs(tmp_path, [benchmark("fairness"), benchmark("rewardbench2"), plugin], ["A"], RUN_CONFIG,
+                            "snakemake")
+    lines = answer(answered).splitlines()
+    assert "  RewardBench 2 (Malik et al. 2025): no headline rows (none in the file)" in lines
+    assert "  Echo (a plugin): no headline rows (its catalogue declares no comparison)" in lines

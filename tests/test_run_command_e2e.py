@@ -34,6 +34,8 @@ class FrontDoorRun:
     after_first: dict[str, tuple[str, int]]
     after_second: dict[str, tuple[str, int]]
     config_text: str  # results/run_config.yaml after the first command
+    leaderboard: list[dict[str, str]]  # results/tables/leaderboard.csv after it
+    comparisons: list[dict[str, str]]  # results/tables/comparisons.csv after it
 
     @property
     def results(self) -> Path:
@@ -47,6 +49,11 @@ class BaselineAdded:
     run: subprocess.CompletedProcess
     before: dict[str, tuple[str, int]]
     after: dict[str, tuple[str, int]]
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
 
 
 def printed_answer(result: subprocess.CompletedProcess) -> str:
@@ -72,8 +79,11 @@ def front_door(tmp_path_factory: pytest.TempPathFactory, tiny_models: TinyModels
     first = rmeval_run(workdir, env, *COMMAND)
     after_first = tree_state(workdir / "results")
     config_text = (workdir / "results" / "run_config.yaml").read_text()
+    tables = workdir / "results" / "tables"
+    leaderboard, comparisons = read_csv(tables / "leaderboard.csv"), read_csv(tables / "comparisons.csv")
     second = rmeval_run(workdir, env, *COMMAND)
-    return FrontDoorRun(workdir, env, first, second, after_first, tree_state(workdir / "results"), config_text)
+    return FrontDoorRun(workdir, env, first, second, after_first, tree_state(workdir / "results"), config_text,
+                        leaderboard, comparisons)
 
 
 @pytest.fixture(scope="module")
@@ -101,20 +111,41 @@ def test_it_writes_tables_1_to_4_and_the_config_it_ran(front_door):
     assert (front_door.results / "summary.md").is_file() and (front_door.results / "lock.yaml").is_file()
 
 
-def test_it_prints_each_models_headline_with_its_interval_and_where_the_files_are(front_door):
+def printed_rows(answer: str) -> list[list[str]]:
+    return [line.split() for line in answer.splitlines()]
+
+
+def interval(row: dict[str, str], low: str, high: str) -> list[str]:
+    return [f"[{float(row[low]):.3f},", f"{float(row[high]):.3f}]"]
+
+
+def test_it_writes_the_comparisons_and_prints_headlines_ranks_and_comparisons(front_door):
+    for stem in ("comparisons", "leaderboard"):
+        for suffix in ("csv", "md", "tex"):
+            assert (front_door.results / "tables" / f"{stem}.{suffix}").is_file(), f"{stem}.{suffix}"
     answer = printed_answer(front_door.first)
-    with (front_door.results / "tables" / "table7_gap.csv").open() as handle:
-        gaps = {row["model"]: row for row in csv.DictReader(handle)}
-    for model in ("A", "B"):  # the numbers of Table 7, as printed
-        row = gaps[model]
-        expected = [model, f"{float(row['scale_free_gap']):.3f}", f"[{float(row['gap_ci_low']):.3f},",
-                    f"{float(row['gap_ci_high']):.3f}]"]
-        assert expected in [line.split()[:4] for line in answer.splitlines()], answer
+    rows = printed_rows(answer)
+    headlines = [row for row in front_door.leaderboard if row["benchmark"] == "fairness"]
+    assert {row["model"] for row in headlines} == {"A", "B"}
+    assert "  Group fairness on arXiv abstracts (Song et al. 2025): scale_free_gap (lower is better)" in answer
+    for row in headlines:  # the leaderboard's numbers, as printed: value, interval, rank and its interval
+        assert [row["model"], f"{float(row['value']):.3f}", *interval(row, "ci_low", "ci_high"), row["rank"],
+                f"{row['rank_low']}-{row['rank_high']}"] in [printed[:6] for printed in rows], answer
+    gap = next(row for row in front_door.comparisons if row["metric"] == "scale_free_gap")
+    assert (gap["model_a"], gap["model_b"]) == ("A", "B")
+    assert ["fairness", "scale_free_gap", "A", "B", f"{float(gap['difference']):.3f}",
+            *interval(gap, "ci_low", "ci_high")] in [printed[:7] for printed in rows], answer
+    shown = {(row["benchmark"], row["metric"]) for row in front_door.leaderboard}
+    more = sum((row["benchmark"], row["metric"]) not in shown for row in front_door.comparisons)
+    assert (f"  {more} more (subsets, sections, other measures) in results/tables/comparisons.csv" in answer) == \
+        (more > 0)
     assert "  tables       results/tables/  table1_anova.md, table2_tukey.md, table3_nmgd.md, table4_pearson.md" in answer
-    assert "  summary      results/summary.md" in answer
+    figures = sorted(path.name for path in (front_door.results / "figures").glob("*.png"))
+    assert "fig_leaderboard.png" in figures  # the run's own figure counts among them
+    listed = next(line for line in answer.splitlines() if line.startswith("  figures      results/figures/  "))
+    assert listed.endswith(f"and {len(figures) - 4} more") and "  summary      results/summary.md" in answer
     assert f"  report       snakemake -s {REPO_ROOT / 'Snakefile'} --configfile results/run_config.yaml --report " \
            "results/report.html" in answer
-    assert "No comparisons: results/tables/comparisons.csv is absent" in answer  # until issue 40's comparisons land
     assert "A  --model A: local folder, config.json: LlamaForSequenceClassification, 1 label -> " \
            "sequence-classification, the CPU, fp32 (this machine)" in front_door.first.stdout
 
@@ -154,9 +185,13 @@ def test_a_length_baseline_added_is_the_only_model_scored_and_the_answer_marks_i
     assert "length-baseline  --baseline length: the registry's length-baseline (baseline, baseline:length)" in \
         baseline_added.run.stdout
     answer = printed_answer(baseline_added.run)
-    with (front_door.results / "tables" / "table7_gap.csv").open() as handle:
-        gap = {row["model"]: row for row in csv.DictReader(handle)}["length-baseline"]
-    assert any(line.split()[:3] == ["length-baseline", "(baseline)", f"{float(gap['scale_free_gap']):.3f}"]
-               for line in answer.splitlines()), answer
+    leaderboard = read_csv(front_door.results / "tables" / "leaderboard.csv")
+    row = next(row for row in leaderboard if row["model"] == "length-baseline" and row["metric"] == "scale_free_gap")
+    assert row["baseline"].lower() == "true"
+    assert ["length-baseline", "(baseline)", f"{float(row['value']):.3f}"] in [line[:3] for line in printed_rows(answer)]
+    compared = {(row["model_a"], row["model_b"]) for row in read_csv(front_door.results / "tables/comparisons.csv")
+                if row["metric"] == "scale_free_gap"}
+    assert compared == {("A", "B"), ("A", "length-baseline"), ("B", "length-baseline")}
+    assert ["fairness", "scale_free_gap", "A", "length-baseline"] in [line[:4] for line in printed_rows(answer)]
     config = yaml.safe_load((front_door.results / "run_config.yaml").read_text())
     assert config["models"][2] == "length-baseline" and config["reference_model"] == "A"

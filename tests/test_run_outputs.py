@@ -77,7 +77,9 @@ def test_plan_gathers_the_enabled_benchmarks_in_catalogue_order(fake_catalogue, 
     plan = RunOutputsPlan.from_config(_config(eta=True), tmp_path / "repo")
     assert [bench.name for bench in plan.benchmarks] == ["zeta", "eta"]
     assert plan.summary_inputs == {"zeta_table": "results/tables/zeta.csv", "eta_scores": "results/eta/scores.csv",
-                                   "reproduction": "results/tables/reproduction.csv"}
+                                   "reproduction": "results/tables/reproduction.csv",
+                                   "comparisons": "results/tables/comparisons.csv",
+                                   "leaderboard": "results/tables/leaderboard.csv"}
     assert json.loads(plan.summary_settings) == {"alpha": 0.01, "benchmarks": ["zeta", "eta"],
                                                  "options": {"eta": {"level": 3}}}
     # only zeta compares with published values: eta is in neither the inputs nor the settings of that rule

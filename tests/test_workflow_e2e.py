@@ -250,3 +250,37 @@ def test_the_length_baseline_is_scored_marked_and_set_beside_the_models(e2e_run)
             f"has a scale-free gap of {gap['scale_free_gap']:.2f} SD (95% CI {gap['gap_ci_low']:.2f} to "
             f"{gap['gap_ci_high']:.2f}") in summary
     assert (e2e_run.results / "figures" / "fig_gap_forest.png").stat().st_size > 0
+
+
+def test_comparisons_leaderboard_figure_and_summary(e2e_run):
+    """Which model is better (issue 40): the demo (two models and a length baseline) writes comparisons.* and
+    leaderboard.* with the contract's columns, the ranks' figure and the summary's section; every model's value is
+    its Table 7 gap and its power table's f, every pair is compared, and the rank intervals hold the point ranks."""
+    from rmeval.run_outputs.compare.parts import COMPARISON_COLUMNS, LEADERBOARD_COLUMNS
+
+    tables = e2e_run.results / "tables"
+    comparisons, board = pd.read_csv(tables / "comparisons.csv"), pd.read_csv(tables / "leaderboard.csv")
+    assert list(comparisons.columns) == COMPARISON_COLUMNS and list(board.columns) == LEADERBOARD_COLUMNS
+    for suffix in ("md", "tex"):
+        assert (tables / f"comparisons.{suffix}").stat().st_size and (tables / f"leaderboard.{suffix}").stat().st_size
+    figure = e2e_run.results / "figures" / "fig_leaderboard"
+    assert figure.with_suffix(".png").read_bytes()[:4] == b"\x89PNG" and figure.with_suffix(".pdf").exists()
+    models = [m if isinstance(m, str) else m["name"] for m in e2e_run.config["models"]]
+    pairs = {(a, b) for i, a in enumerate(models) for b in models[i + 1:]}
+    assert set(zip(comparisons["model_a"], comparisons["model_b"], strict=True)) == pairs
+    assert set(comparisons["metric"]) == {"scale_free_gap", "cohens_f"} and (comparisons["benchmark"] == "fairness").all()
+    gap = pd.read_csv(tables / "table7_gap.csv").set_index("model")["scale_free_gap"]
+    power = pd.read_csv(tables / "power.csv").set_index("model")["cohens_f"]
+    for row in board.itertuples():
+        expected = gap[row.model] if row.metric == "scale_free_gap" else power[row.model]
+        assert row.value == pytest.approx(expected, rel=1e-9)
+        assert row.rank_low <= row.rank <= row.rank_high and row.ci_low <= row.value <= row.ci_high
+    assert (comparisons["n"] == len(e2e_run.groups) * _papers(e2e_run)).all()
+    # the demo's length baseline is marked (the registry entry's adapter) and every real model is set against it
+    assert board.set_index("model")["baseline"].groupby(level=0).first().to_dict() == {
+        model: model == BASELINE for model in models}
+    summary = (e2e_run.results / "summary.md").read_text()
+    assert "## Which model is better" in summary and "**scale_free_gap**, best first:" in summary
+    assert f"### Against the length baseline ({BASELINE})" in summary
+    for model in (m for m in models if m != BASELINE):
+        assert f"- {model} beats {BASELINE} significantly (Holm, alpha 0.05) on: fairness " in summary

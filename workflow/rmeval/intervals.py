@@ -32,11 +32,16 @@ def wilson_interval(proportion: float, n: int, level: float = CONFIDENCE) -> tup
     The interval always holds the estimate (at 0 and 1 it reaches the bound exactly)."""
     from scipy.stats import norm
 
+    return wilson_bounds(proportion, n, float(norm.isf((1.0 - level) / 2)))
+
+
+def wilson_bounds(proportion: float, n: int, z: float) -> tuple[float, float]:
+    """The Wilson score interval at the normal quantile z (`wilson_interval` at the level whose z it is): precise
+    at levels too close to 1 for a float (a p-value's inversion, rmeval.paired_difference)."""
     if n <= 0:
         return math.nan, math.nan
     if not 0.0 <= proportion <= 1.0:
         raise ValueError(f"proportion {proportion!r} is outside [0, 1]")
-    z = float(norm.ppf(0.5 + level / 2))
     z2n = z * z / n
     centre = (proportion + z2n / 2) / (1 + z2n)
     half = z / (1 + z2n) * math.sqrt(proportion * (1 - proportion) / n + z2n / (4 * n))

@@ -1,12 +1,19 @@
 # Run-level outputs: the files that belong to the whole run, each gathered from every enabled benchmark's own part
-# (rmeval.run_outputs): the reproduction table (our numbers beside the published ones), results/summary.md and the
-# report's front-page sections. Which files each benchmark's part reads and the rules' settings are planned once in
+# (rmeval.run_outputs): the reproduction table (our numbers beside the published ones), the paired comparisons and
+# the leaderboard (rmeval compare), results/summary.md and the report's front-page sections. Which files each benchmark's part reads and the rules' settings are planned once in
 # rmeval.run_outputs.plan from the benchmarks' catalogues; the files written are declared in
 # rmeval.run_outputs.catalogue. No benchmark is named here.
+from rmeval.run_outputs.compare.plan import ComparePlan, baseline_models
 from rmeval.run_outputs.plan import RunOutputsPlan
 from rmeval.run_outputs.report import FRONT_PAGE, write_front_page
 
-RUN_OUTPUTS = RunOutputsPlan.from_config(config, REPOSITORY, tuple(PLAN.random_models), PLAN.skipped_outputs)
+RUN_OUTPUTS = RunOutputsPlan.from_config(
+    config, REPOSITORY, tuple(PLAN.random_models), PLAN.skipped_outputs, baseline_models(PLAN.all_specs)
+)
+try:
+    COMPARE = ComparePlan.from_run(config, PLAN)
+except RmevalError as error:
+    raise WorkflowError(str(error))
 
 
 # The report's front page: workflow/report/workflow.rst with the enabled benchmarks' sections, composed into the
@@ -40,6 +47,49 @@ rule run_reproduction:
         "../../envs/rmeval.yaml"
     shell:
         "rmeval run-reproduction --settings {params.settings:q} > {log:q} 2>&1"
+
+
+# Which model is better: every pair of models (or each against `compare.baseline`, or `compare.pairs`) on every
+# benchmark that declares a comparison, from its score files and prepared items; the leaderboard; then its figure.
+rule run_compare:
+    input:
+        **COMPARE.inputs,
+    output:
+        **run_rule_outputs("run_compare"),
+    params:
+        # the benchmarks and their models, the trivial baselines, compare.baseline / pairs, stats alpha/bootstrap/seed
+        settings=COMPARE.settings,
+    localrule: True
+    log:
+        "logs/run_compare.log",
+    benchmark:
+        benchmark_file("run_compare.tsv")
+    threads: 1
+    resources:
+        mem_mb=4000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval compare --settings {params.settings:q} > {log:q} 2>&1"
+
+
+rule run_compare_figure:
+    input:
+        leaderboard=RUN_CATALOGUE.get("leaderboard").path,
+    output:
+        **run_rule_outputs("run_compare_figure"),
+    params:
+        out=subpath(output.compare_figure, parent=True),
+    localrule: True
+    log:
+        "logs/run_compare_figure.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/rmeval.yaml"
+    shell:
+        "rmeval compare-figure --leaderboard {input.leaderboard:q} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule run_summary:

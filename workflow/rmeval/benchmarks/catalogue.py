@@ -131,29 +131,6 @@ class ScoreStage:
 
 
 @dataclass(frozen=True)
-class Headline:
-    """A benchmark's headline number per model, read from one of its tables: what `rmeval run` prints on the console
-    when the run has no leaderboard to print (rmeval.run_command.answer).
-
-    output: the key of the table (a CSV output with a `model` column).
-    metric: its name, as the run's comparisons and leaderboard name it (`overall`, `scale_free_gap`).
-    value / ci_low / ci_high: its columns (no interval: ci_low and ci_high None).
-    where: column -> value the rows must hold (`{"subset": "Overall"}`).
-    detail: a column shown beside the model when a model has several rows (a PRM's step aggregation).
-    better: "higher" or "lower" (a gap: lower is fairer).
-    """
-
-    output: str
-    metric: str
-    value: str
-    ci_low: str | None = None
-    ci_high: str | None = None
-    where: Mapping[str, str] = field(default_factory=dict)
-    detail: str | None = None
-    better: str = "higher"
-
-
-@dataclass(frozen=True)
 class RunPreset:
     """What `rmeval run` (rmeval.run_command) writes into the config for this benchmark when it turns it on, beyond
     `<enabled_by>.enabled: true` and the run's models under `models_key`.
@@ -170,6 +147,35 @@ class RunPreset:
     data: tuple[str, ...] = ()
     data_help: str = ""
     by_default: bool = False
+
+
+@dataclass(frozen=True)
+class ModelComparison:
+    """How a benchmark compares two models scored on the same items (`rmeval compare`, results/tables/
+    comparisons.csv and leaderboard.csv; rmeval.run_outputs.compare).
+
+    provider: "module:function" -> (rmeval.run_outputs.compare.parts.CompareContext) -> ComparisonPart: its
+        metrics, each model's value with its interval, and the paired comparison of two models, read from its score
+        folder (and its prepared data). Imported only by the command.
+    claims: "module:function" -> (rmeval.run_outputs.compare.parts.ClaimsContext) -> list[str]: sentences of the
+        summary's "Which model is better" that only it can write (a paper's comparative claims tested on this run's
+        models), from its rows of the two tables (adjusted p-values) and its own outputs `claims_inputs`.
+    run_settings: option -> dotted config key, what its provider reads from the run's config (CompareContext.options).
+    lower_is_better: its metrics on which the smaller value is the better model (a fairness gap); on every other
+        one a higher value is better. Read by the provider and by the summary (which model a difference favours).
+    reads_items: the provider reads its score jobs' input tables (the prepared items: what a pair or a problem is)
+        beside the score files; rule run_compare then takes them as inputs too.
+    """
+
+    provider: str
+    claims: str | None = None
+    claims_inputs: tuple[str, ...] = ()
+    run_settings: Mapping[str, str] = field(default_factory=dict)
+    lower_is_better: tuple[str, ...] = ()
+    reads_items: bool = False
+
+    def higher_is_better(self, metric: str) -> bool:
+        return metric not in self.lower_is_better
 
 
 @dataclass(frozen=True)
@@ -204,7 +210,8 @@ class Benchmark:
     capability: the key of one of its outputs, a CSV with columns `model, measure, score` (percent, higher = more
         capable): what other benchmarks may set their results against (the fairness benchmark's
         fairness_vs_capability reads every enabled benchmark's), through the file alone.
-    headlines: its headline numbers (`Headline`), for `rmeval run`'s console answer.
+    compare: how it compares two models on the same items (`ModelComparison`); None: it takes no part in the run's
+        comparisons and leaderboard.
     run_preset: what `rmeval run` writes into the config for it (`RunPreset`); None: `enabled: true` and the models.
     """
 
@@ -230,7 +237,7 @@ class Benchmark:
     report_section: str | None = None
     run_settings: Mapping[str, str] = field(default_factory=dict)
     capability: str | None = None
-    headlines: tuple[Headline, ...] = ()
+    compare: ModelComparison | None = None
     run_preset: RunPreset | None = None
 
     def __post_init__(self) -> None:

@@ -1,14 +1,13 @@
 """The answer `rmeval run` prints when the run ends: each model's headline per benchmark with its interval, with two
 or more models the comparisons and ranks, then where the tables, figures, summary and report are.
 
-It reads the run's files only:
+It reads the run's files only, in the layout `rmeval compare` writes (rmeval.run_outputs.compare.tables):
 - `results/tables/leaderboard.csv` (benchmark, metric, model, value, ci_low, ci_high, rank, rank_low, rank_high,
-  tied_with, baseline): the headlines with their intervals and ranks; where it is absent, each benchmark's own
-  table named by its catalogue's `headlines`, saying so;
+  tied_with, baseline): each benchmark's headline metrics, per model with its interval, rank and rank interval;
 - `results/tables/comparisons.csv` (benchmark, metric, model_a, model_b, n, value_a, value_b, difference, ci_low,
-  ci_high, p_value, p_adjusted, q_value, test, note; difference = a - b): the comparisons of the headline metrics,
-  the others counted;
-- each enabled benchmark's catalogued tables and figures, and the run summary.
+  ci_high, p_value, p_adjusted, q_value, test, note; difference = a - b): the comparisons of those headline
+  metrics, the others counted;
+- the enabled benchmarks' and the run's catalogued tables and figures, and the run summary.
 A file that is absent is said to be absent, in plain words. Nothing here names a benchmark.
 """
 
@@ -20,10 +19,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rmeval.benchmarks.catalogue import Benchmark, Headline
+from rmeval.benchmarks.catalogue import Benchmark, Output
+from rmeval.run_outputs.catalogue import RUN
 
-LEADERBOARD = "results/tables/leaderboard.csv"
-COMPARISONS = "results/tables/comparisons.csv"
+LEADERBOARD = RUN.get("leaderboard").path
+COMPARISONS = RUN.get("comparisons").path
 INDENT = "  "
 TRUE_WORDS = {"true", "1", "yes"}
 LISTED_FILES = 4  # per folder, then "and N more"
@@ -39,7 +39,6 @@ class AnswerInputs:
     models: Sequence[str]
     configfile: str
     snakemake: str
-    baselines: frozenset[str] = frozenset()  # the models that are trivial baselines
 
 
 # ----------------------------------------------------------------------------- reading
@@ -102,22 +101,34 @@ def render(headers: Sequence[str], rows: Iterable[Sequence[str]], right: Sequenc
 
 
 # ----------------------------------------------------------------------------- headlines
-def _labelled(row: Mapping[str, str], model_column: str = "model") -> str:
+def _labelled(row: Mapping[str, str]) -> str:
     baseline = str(row.get("baseline") or "").strip().lower() in TRUE_WORDS
-    return f"{row[model_column]}{' (baseline)' if baseline else ''}"
+    return f"{row['model']}{' (baseline)' if baseline else ''}"
+
+
+def _direction(bench: Benchmark | None, metric: str) -> str:
+    if bench is None or bench.compare is None:
+        return ""
+    return " (higher is better)" if bench.compare.higher_is_better(metric) else " (lower is better)"
 
 
 def leaderboard_lines(rows: list[dict[str, str]], inputs: AnswerInputs) -> list[str]:
-    titles = {bench.name: bench.title for bench in inputs.benchmarks}
+    benchmarks = {bench.name: bench for bench in inputs.benchmarks}
     lines = [f"Headlines with 95% intervals and ranks ({LEADERBOARD}; a rank interval holds for all models at once)"]
-    for (benchmark, metric), group in _grouped(rows, ("benchmark", "metric")).items():
-        lines.append(f"{INDENT}{titles.get(benchmark, benchmark)}: {metric}")
+    for (name, metric), group in _grouped(rows, ("benchmark", "metric")).items():
+        bench = benchmarks.get(name)
+        lines.append(f"{INDENT}{bench.title if bench else name}: {metric}{_direction(bench, metric)}")
         body = [[_labelled(row), show_number(row.get("value")),
                  show_interval(row.get("ci_low"), row.get("ci_high"), decimals_for(row.get("value"))),
                  str(row.get("rank") or "-"), _rank_interval(row), str(row.get("tied_with") or "")]
                 for row in sorted(group, key=_rank_order)]
         lines += render(["model", "value", "95% CI", "rank", "rank CI", "tied with"], body,
                         [False, True, True, True, True, False])
+    ranked = {row.get("benchmark", "") for row in rows}
+    for bench in inputs.benchmarks:
+        if bench.name not in ranked:
+            why = "its catalogue declares no comparison" if bench.compare is None else "none in the file"
+            lines.append(f"{INDENT}{bench.title}: no headline rows ({why})")
     return lines
 
 
@@ -136,41 +147,6 @@ def _grouped(rows: Iterable[dict[str, str]], keys: Sequence[str]) -> dict[tuple[
     for row in rows:
         groups.setdefault(tuple(row.get(key, "") for key in keys), []).append(row)
     return groups
-
-
-def headline_lines(inputs: AnswerInputs) -> list[str]:
-    """Each benchmark's headline from its own table (its catalogue's `headlines`), where the run has no leaderboard."""
-    lines = [f"No leaderboard: {LEADERBOARD} is absent, so no ranks; each benchmark's headline from its own table "
-             "(95% intervals where the table has them)"]
-    for bench in inputs.benchmarks:
-        for headline in bench.headlines:
-            path = bench.get(headline.output).path
-            lines.append(f"{INDENT}{bench.title}: {headline.metric} ({headline.better} is better; {path})")
-            rows = read_rows(inputs.root / path)
-            if rows is None:
-                lines.append(f"{INDENT * 2}{path} is absent")
-                continue
-            body = _headline_rows(rows, headline, inputs.models, inputs.baselines)
-            if not body:
-                lines.append(f"{INDENT * 2}no row of this run's models in {path}")
-                continue
-            lines += render(["model", "value", "95% CI"], body, [False, True, True])
-    return lines
-
-
-def _headline_rows(rows: list[dict[str, str]], headline: Headline, models: Sequence[str],
-                   baselines: frozenset[str]) -> list[list[str]]:
-    kept = [row for row in rows if row.get("model") in models
-            and all(row.get(column) == value for column, value in headline.where.items())]
-    several = len({row["model"] for row in kept}) < len(kept)
-    body = []
-    for row in sorted(kept, key=lambda row: models.index(row["model"])):
-        label = row["model"] + (f" ({row.get(headline.detail, '')})" if several and headline.detail else "")
-        label += " (baseline)" if row["model"] in baselines else ""
-        interval = (show_interval(row.get(headline.ci_low), row.get(headline.ci_high), decimals_for(row.get(headline.value)))
-                    if headline.ci_low and headline.ci_high else "no interval in this table")
-        body.append([label, show_number(row.get(headline.value)), interval])
-    return body
 
 
 # ----------------------------------------------------------------------------- comparisons
@@ -193,12 +169,6 @@ def comparison_lines(rows: list[dict[str, str]], metrics: set[tuple[str, str]]) 
     return lines
 
 
-def headline_metrics(inputs: AnswerInputs, leaderboard: list[dict[str, str]] | None) -> set[tuple[str, str]]:
-    if leaderboard:
-        return {(row.get("benchmark", ""), row.get("metric", "")) for row in leaderboard}
-    return {(bench.name, headline.metric) for bench in inputs.benchmarks for headline in bench.headlines}
-
-
 # ----------------------------------------------------------------------------- files
 def _listed(paths: Sequence[str]) -> str:
     names = [path.rsplit("/", 1)[-1] for path in paths]
@@ -208,25 +178,23 @@ def _listed(paths: Sequence[str]) -> str:
 
 def written(inputs: AnswerInputs, kind: str) -> dict[str, list[str]]:
     """Folder -> the files of that kind ("table": captioned tables, their Markdown where written; "figure") the
-    enabled benchmarks wrote, in catalogue order."""
+    enabled benchmarks and the run wrote, in catalogue order."""
     folders: dict[str, list[str]] = {}
-    for bench in inputs.benchmarks:
-        for output in bench.outputs:
-            if output.per_model or output.caption is None:
-                continue
-            is_figure = output.suffix == "png"
-            if (kind == "figure") != is_figure or (kind == "table" and output.suffix != "csv"):
-                continue
-            path = output.sibling("md") if "md" in output.formats else output.path
-            if (inputs.root / path).is_file():
-                folder, _, _ = path.rpartition("/")
-                folders.setdefault(folder + "/", []).append(path)
+    outputs: list[Output] = [output for bench in inputs.benchmarks for output in bench.outputs]
+    for output in [*outputs, *RUN.outputs]:
+        if output.per_model or output.caption is None:
+            continue
+        is_figure = output.suffix == "png"
+        if (kind == "figure") != is_figure or (kind == "table" and output.suffix != "csv"):
+            continue
+        path = output.sibling("md") if "md" in output.formats else output.path
+        if (inputs.root / path).is_file():
+            folder, _, _ = path.rpartition("/")
+            folders.setdefault(folder + "/", []).append(path)
     return folders
 
 
 def files_lines(inputs: AnswerInputs) -> list[str]:
-    from rmeval.run_outputs.catalogue import RUN
-
     rows: list[tuple[str, str]] = []
     for label, kind in (("tables", "table"), ("figures", "figure")):
         found = written(inputs, kind)
@@ -242,16 +210,20 @@ def files_lines(inputs: AnswerInputs) -> list[str]:
 # ----------------------------------------------------------------------------- the whole answer
 def answer(inputs: AnswerInputs) -> str:
     leaderboard = read_rows(inputs.root / LEADERBOARD)
-    lines = leaderboard_lines(leaderboard, inputs) if leaderboard else headline_lines(inputs)
+    if leaderboard is None:
+        lines = [f"No headlines: {LEADERBOARD} is absent (`rmeval compare` writes it; rule run_compare)."]
+    else:
+        lines = leaderboard_lines(leaderboard, inputs)
     lines.append("")
     if len(inputs.models) < 2:
         lines.append("One model: nothing to compare (give a second --model, or --baseline length).")
     else:
         comparisons = read_rows(inputs.root / COMPARISONS)
         if comparisons is None:
-            lines.append(f"No comparisons: {COMPARISONS} is absent (this workflow writes no paired comparisons).")
+            lines.append(f"No comparisons: {COMPARISONS} is absent (`rmeval compare` writes it; rule run_compare).")
         else:
-            lines += comparison_lines(comparisons, headline_metrics(inputs, leaderboard))
+            metrics = {(row.get("benchmark", ""), row.get("metric", "")) for row in leaderboard or []}
+            lines += comparison_lines(comparisons, metrics)
     lines.append("")
     lines += files_lines(inputs)
     return "\n".join(lines)

@@ -194,7 +194,5 @@ def main(argv: list[str] | None = None) -> int:
     names = [model.name for model in setup.models]
     benchmarks = enabled_benchmarks(setup.config)  # `--set` may have turned one on or off
     print()
-    baselines = frozenset(model.name for model in setup.models if model.baseline)
-    print(answer(AnswerInputs(launch.workdir, benchmarks, names, launch.configfile,
-                              launch.command(launch.base()), baselines)))
+    print(answer(AnswerInputs(launch.workdir, benchmarks, names, launch.configfile, launch.command(launch.base()))))
     return 0

@@ -25,7 +25,6 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 from rmeval.hub import LOCAL_PREFIXES
-from rmeval.models.catalogue import is_baseline
 from rmeval.registry import DEFAULT_ADAPTER, ModelSpec, entry_defaults, valid_model_name
 
 # An "org/name" hub id (a bare name is a registry name or a folder; two slashes are a path).
@@ -77,7 +76,6 @@ class Resolved:
     entry: str | dict[str, Any]
     given: str  # `--model X` / `--baseline K`, for messages
     how: str
-    baseline: bool = False  # a trivial baseline, not a reward model (the answer marks it)
 
 
 @dataclass
@@ -122,7 +120,11 @@ class Registry:
         return [name for name, spec in self.specs.items() if spec.path == hub_id]
 
     def baselines(self) -> list[str]:
-        return [name.removesuffix(BASELINE_SUFFIX) for name in self.specs if name.endswith(BASELINE_SUFFIX)]
+        """The KINDs of `--baseline KIND`: its baseline entries named `KIND-baseline`."""
+        from rmeval.models.catalogue import is_baseline
+
+        return [name.removesuffix(BASELINE_SUFFIX) for name, spec in self.specs.items()
+                if name.endswith(BASELINE_SUFFIX) and is_baseline(spec)]
 
 
 def _closest(word: str, choices: list[str]) -> str:
@@ -198,8 +200,7 @@ def _from_registry(arg: ModelArg, registry_name: str, registry: Registry, hub: H
     entry: str | dict[str, Any] = registry_name
     if name != registry_name:
         entry = {**registry.written[registry_name], "name": name}
-    return Resolved(name, entry, given, f"the registry's {registry_name} ({spec.adapter}, {spec.path})",
-                    baseline=is_baseline(spec))
+    return Resolved(name, entry, given, f"the registry's {registry_name} ({spec.adapter}, {spec.path})")
 
 
 def _check_hub_model(given: str, subject: str, path: str, revision: str | None, hub: HubAccess) -> None:
@@ -300,8 +301,7 @@ def resolve_baseline(kind: str, registry: Registry) -> Resolved:
                   else f"; it has no `*{BASELINE_SUFFIX}` entry (an `adapter: baseline` model)")
         raise RmevalError(f"--baseline {kind}: the registry ({registry.path}) has no entry `{name}`{listed}")
     spec = registry.specs[name]
-    return Resolved(name, name, f"--baseline {kind}", f"the registry's {name} ({spec.adapter}, {spec.path})",
-                    baseline=is_baseline(spec))
+    return Resolved(name, name, f"--baseline {kind}", f"the registry's {name} ({spec.adapter}, {spec.path})")
 
 
 def resolve_all(models: list[ModelArg], baselines: list[str], registry: Registry, machine: Machine,

@@ -9,7 +9,7 @@ benchmark's `run_settings` read from the config. Light on purpose (no pandas): t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +32,21 @@ class RunOutputsPlan:
     report_sections: tuple[str, ...]  # for the report's front page (rmeval.run_outputs.report)
     report_skipped: Mapping[str, str]  # the files the run does not write, stem -> why: the front page's last part
     random_models: tuple[str, ...] = ()  # models with random weights (`tiny_models`): the summary says so first
+    baselines: Mapping[str, str] = field(default_factory=dict)  # trivial baselines -> kind: "Which model is better"
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], repository: Path, random_models: tuple[str, ...] = (),
-                    skipped: Mapping[str, str] | None = None) -> RunOutputsPlan:
+                    skipped: Mapping[str, str] | None = None,
+                    baselines: Mapping[str, str] | None = None) -> RunOutputsPlan:
         """`skipped`: the files the run does not write (a figure with nothing to show), stem -> why, for the
-        report's front page (rmeval.run_plan.RunPlan.skipped_outputs)."""
+        report's front page (rmeval.run_plan.RunPlan.skipped_outputs); `baselines`: the trivial baselines among the
+        models and their kind (rmeval.run_outputs.compare.plan.baseline_models)."""
         benchmarks = tuple(bench for bench in all_benchmarks() if bench.enabled(config))
         options = {bench.name: {option: config_value(config, key) for option, key in bench.run_settings.items()}
                    for bench in benchmarks if bench.run_settings}
         sections = report_sections(config, repository / "workflow" / "report", skipped or {})
         return cls(benchmarks, float(config_value(config, ALPHA_KEY)), options, repository, tuple(sections),
-                   dict(skipped or {}), tuple(random_models))
+                   dict(skipped or {}), tuple(random_models), dict(baselines or {}))
 
     def _with(self, provider: str) -> list[Benchmark]:
         return [bench for bench in self.benchmarks if getattr(bench, provider) is not None]
@@ -66,6 +69,9 @@ class RunOutputsPlan:
         """Rule run_summary's `input:`: each provider's tables and the run-level files the summary cites."""
         inputs = {f"{bench.name}_{key}": bench.get(key).path
                   for bench in self._with("summary_section") for key in bench.summary_inputs}
+        # what a benchmark's claims in "Which model is better" read (its catalogue's compare.claims_inputs)
+        inputs.update({f"{bench.name}_{key}": bench.get(key).path
+                       for bench in self._with("compare") for key in bench.compare.claims_inputs})
         for key in RUN.of_rule(SUMMARY_RULE)[0].inputs:
             inputs[key] = RUN.get(key).path
         return inputs
@@ -85,4 +91,6 @@ class RunOutputsPlan:
     @property
     def summary_settings(self) -> str:
         random = {"random_models": list(self.random_models)} if self.random_models else {}
-        return self._settings("summary_section", **random)
+        baselines = {"baseline_models": [f"{model}={kind}" for model, kind in self.baselines.items()]} \
+            if self.baselines else {}
+        return self._settings("summary_section", **random, **baselines)

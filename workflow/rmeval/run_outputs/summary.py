@@ -2,7 +2,8 @@
 
 Each benchmark named by `--benchmarks` that declares a `summary_section` provider (its catalogue) writes its own
 Markdown section from its own tables; the sections follow one another in the order given (the catalogue's), one
-blank line apart.
+blank line apart. Last comes "Which model is better" (rmeval.run_outputs.compare.summary), from the run's
+comparisons and leaderboard.
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ def compose(sections: Sequence[str], random_models: Sequence[str] = ()) -> str:
     return "\n\n".join([*notice, *(section.rstrip("\n") for section in sections)]) + "\n"
 
 
+def which_is_better(root: Path, names: Sequence[str], alpha: float, baselines: dict[str, str]) -> str:
+    """The "Which model is better" section, from the run's comparisons.csv and leaderboard.csv; "" when none of the
+    benchmarks compares models (its catalogue's `compare`)."""
+    import rmeval.benchmarks as benchmarks
+    from rmeval.run_outputs.compare.summary import section
+
+    if not any(benchmarks.benchmark(name).compare for name in names):
+        return ""
+    return section(root, root / RUN.get("comparisons").path, root / RUN.get("leaderboard").path, names, alpha,
+                   baselines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from rmeval.cli_settings import add_settings_argument
 
@@ -40,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Markdown file to write (default: the catalogued one under --root, results/summary.md)")
     parser.add_argument("--random-models", nargs="*", default=[],
                         help="models whose weights are random (config `tiny_models`): the first line says so")
+    parser.add_argument("--baseline-models", nargs="*", default=[], metavar="MODEL=KIND",
+                        help="the trivial baselines among the models (registry adapter `baseline`) and their kind")
     add_settings_argument(parser)
     return parser
 
@@ -47,12 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     from rmeval.cli_settings import parse_args
     from rmeval.io.atomic import write_text_atomic
+    from rmeval.run_outputs.compare.command import baseline_kinds
 
     args = parse_args(build_parser(), argv)
     chosen = contexts(args, "summary_section")
     if not chosen:
         raise RmevalError(f"--benchmarks: none of {', '.join(args.benchmarks)} has a summary section")
     sections = [import_target(bench.summary_section)(context) for bench, context in chosen]
+    better = which_is_better(args.root, args.benchmarks, args.alpha, baseline_kinds(args.baseline_models))
+    sections += [better] if better else []
     out = args.out or args.root / RUN.get("summary").path
     write_text_atomic(compose(sections, args.random_models), out)
     print(f"rmeval run-summary: wrote {out} ({', '.join(bench.name for bench, _ in chosen)})")

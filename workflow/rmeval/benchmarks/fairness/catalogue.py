@@ -12,7 +12,7 @@ from __future__ import annotations
 from rmeval.benchmarks.catalogue import (
     Benchmark,
     Command,
-    Headline,
+    ModelComparison,
     Output,
     RunPreset,
     ScoreStage,
@@ -188,8 +188,12 @@ BENCHMARK = Benchmark(
     reproduction_inputs=("table1", "table2", "table3", "table4", "table7", "power", "capability"),
     published=("resources/published/song2025_fairness.yaml",),
     report_section="fairness_section.rst",
-    # `rmeval run`: the scale-free gap per model (Table 7; lower is fairer), and the config it writes (run_preset.py)
-    headlines=(Headline("table7", "scale_free_gap", "scale_free_gap", "gap_ci_low", "gap_ci_high", better="lower"),),
+    # Which model is fairer, on the same papers (rmeval compare): the scale-free gap and Cohen's f of two models,
+    # compared by compare.py; its claims test Song et al.'s comparative claims, the top-2 one on `capability`.
+    compare=ModelComparison(provider="rmeval.benchmarks.fairness.compare:comparison_part",
+                            claims="rmeval.benchmarks.fairness.compare:claims", claims_inputs=("capability",),
+                            lower_is_better=("scale_free_gap", "cohens_f")),
+    # `rmeval run`: the config it writes for this benchmark (run_preset.py)
     run_preset=RunPreset(
         sections="rmeval.benchmarks.fairness.run_preset:sections",
         data=("api", "demo", "snapshot:FILE"),

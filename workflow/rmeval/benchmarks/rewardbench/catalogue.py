@@ -10,7 +10,7 @@ Import-free (read at Snakefile parse time): builders and commands are "module:fu
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, Headline, Output, ScoreStage, score_path
+from rmeval.benchmarks.catalogue import Benchmark, Command, ModelComparison, Output, ScoreStage, score_path
 
 NAME = "rewardbench"
 CATEGORY = "RewardBench"
@@ -58,5 +58,6 @@ BENCHMARK = Benchmark(
     summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
     summary_inputs=("sections",),  # its Overall rows, with their mode (a baseline is named as one)
     report_section="rewardbench_section.rst",
-    headlines=(Headline("sections", "overall", "score", where={"section": "Overall"}),),
+    # Which model is better on the same prompts (rmeval compare): subsets, sections, overall (rewardbench/compare.py)
+    compare=ModelComparison(provider="rmeval.benchmarks.rewardbench.compare:comparison_part", reads_items=True),
 )

@@ -7,7 +7,7 @@ Import-free (read at Snakefile parse time).
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Headline, Output, ScoreStage, score_path
+from rmeval.benchmarks.catalogue import Benchmark, ModelComparison, Output, ScoreStage, score_path
 
 NAME = "rewardbench2"
 METRICS_RULE = "rewardbench2_metrics"
@@ -40,5 +40,6 @@ BENCHMARK = Benchmark(
     summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
     summary_inputs=("scores",),  # its Overall rows, with their mode (a baseline is named as one)
     report_section="rewardbench2_section.rst",
-    headlines=(Headline("scores", "overall", "score", "ci_low", "ci_high", where={"subset": "Overall"}),),
+    # Which model is better on the same prompts (rmeval compare): subsets, sections, overall (rewardbench/compare.py)
+    compare=ModelComparison(provider="rmeval.benchmarks.rewardbench.compare:comparison_part", reads_items=True),
 )

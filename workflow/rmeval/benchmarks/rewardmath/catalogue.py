@@ -9,7 +9,7 @@ from __future__ import annotations
 from rmeval.benchmarks.catalogue import (
     Benchmark,
     Command,
-    Headline,
+    ModelComparison,
     Output,
     ScoreStage,
     score_path,
@@ -94,6 +94,8 @@ BENCHMARK = Benchmark(
     report_section="rewardmath_section.rst",
     run_settings={"prm_aggregation": "rewardmath.prm_aggregation"},
     capability="capability",
-    headlines=(Headline("metrics_ci", "accuracy", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
-                        where={"source": "workflow"}, detail="aggregation"),),
+    # Which model is better on the same problems (rmeval compare): accuracy and MRR, compared by compare.py
+    compare=ModelComparison(provider="rmeval.benchmarks.rewardmath.compare:comparison_part",
+                            run_settings={"prm_aggregation": "rewardmath.prm_aggregation",
+                                          "subjects": "rewardmath.subjects"}, reads_items=True),
 )

@@ -25,6 +25,7 @@ class GroupScores:
     rewards: np.ndarray  # float64, finite
     n_tokens: np.ndarray | None  # float64, >= 1, or None when the file has no n_tokens column
     truncated_share: float | None = None  # share of rows cut at the model's max_length; None: no `truncated` column
+    ids: np.ndarray | None = None  # the rows' ids (str), in file order: what pairs two models' rows (rmeval compare)
 
     @property
     def n(self) -> int:
@@ -116,7 +117,8 @@ def read_group_file(path: Path, model: str, group: str) -> GroupScores:
     truncated = None
     if "truncated" in frame.columns:
         truncated = float(frame["truncated"].fillna(False).astype(bool).mean())
-    return GroupScores(group=group, source=path, rewards=rewards, n_tokens=n_tokens, truncated_share=truncated)
+    return GroupScores(group=group, source=path, rewards=rewards, n_tokens=n_tokens, truncated_share=truncated,
+                       ids=ids.to_numpy(dtype=object))
 
 
 def load_scores(

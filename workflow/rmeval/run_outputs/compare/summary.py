@@ -1,0 +1,150 @@
+"""The summary's "Which model is better" section, from comparisons.csv and leaderboard.csv (what `rmeval compare`
+wrote): per benchmark and headline metric the models best first with the ties their rank intervals cannot break,
+how many comparisons are significant after Holm, each benchmark's own claims (its catalogue's `compare.claims`:
+a paper's comparative claims tested on this run's models), and for each real model on how many subsets it beats
+the length baseline significantly."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import rmeval.benchmarks as benchmarks
+from rmeval.benchmarks.catalogue import Benchmark, import_target
+from rmeval.intervals import CONFIDENCE
+from rmeval.run_outputs.compare.parts import ClaimsContext
+
+TITLE = "## Which model is better"
+LENGTH = "length"  # the baseline kind whose comparisons the summary counts
+NUMBERS = {"n", "value_a", "value_b", "difference", "ci_low", "ci_high", "p_value", "p_adjusted", "q_value", "value",
+           "rank", "rank_low", "rank_high"}
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """A CSV of `rmeval compare` with its numeric columns as floats (nan when empty) and `baseline` as a bool."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        for key in NUMBERS & set(row):
+            row[key] = float(row[key]) if row[key] not in ("", None) else math.nan
+        if "baseline" in row:
+            row["baseline"] = str(row["baseline"]).strip().lower() == "true"
+    return rows
+
+
+def _significant(row: Mapping[str, Any], alpha: float) -> bool:
+    return math.isfinite(row["p_adjusted"]) and row["p_adjusted"] < alpha
+
+
+def favours(row: Mapping[str, Any], higher_is_better: bool) -> str | None:
+    """The model a comparison's difference favours (None at a difference of 0 or nan)."""
+    difference = row["difference"]
+    if not math.isfinite(difference) or difference == 0:
+        return None
+    a_better = difference > 0 if higher_is_better else difference < 0
+    return row["model_a"] if a_better else row["model_b"]
+
+
+def _value(value: float) -> str:
+    return "no value" if not math.isfinite(value) else f"{value:.4g}"
+
+
+def ordered_line(label: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """One headline metric: the models best first, each with its value and rank interval, then the ties."""
+    ranked = sorted(rows, key=lambda row: (not math.isfinite(row["rank"]), row["rank"], row["model"]))
+    items = []
+    for row in ranked:
+        mark = " (baseline)" if row["baseline"] else ""
+        if not math.isfinite(row["rank"]):
+            items.append(f"{row['model']}{mark}: no value")
+            continue
+        low, high = int(row["rank_low"]), int(row["rank_high"])
+        span = f"rank {low}" if low == high else f"rank {low}-{high}"
+        items.append(f"{row['model']}{mark} {_value(row['value'])} ({span})")
+    ties = {frozenset([row["model"], *[m for m in row["tied_with"].split("; ") if m]]) for row in ranked
+            if row.get("tied_with")}
+    groups = sorted({group for group in ties if len(group) > 1}, key=lambda g: sorted(g))
+    tie_text = ("; cannot be told apart: " + "; ".join(", ".join(sorted(group)) for group in groups)
+                if groups else "; every model's rank is separated from the others'" if len(ranked) > 1 else "")
+    return f"- **{label}**, best first: " + "; ".join(items) + tie_text + "."
+
+
+def benchmark_lines(bench: Benchmark, comparisons: Sequence[Mapping[str, Any]],
+                    leaderboard: Sequence[Mapping[str, Any]], alpha: float) -> list[str]:
+    lines = [f"### {bench.title}", ""]
+    by_metric: dict[str, list[Mapping[str, Any]]] = {}
+    for row in leaderboard:
+        by_metric.setdefault(row["metric"], []).append(row)
+    models = list(dict.fromkeys(row["model"] for row in leaderboard))
+    if len(models) < 2:
+        lines.append(f"Only one model ({', '.join(models) or 'none'}) has scores here: nothing to compare.")
+        return lines
+    for metric, rows in by_metric.items():
+        lines.append(ordered_line(metric, rows))
+    if comparisons:
+        significant = [row for row in comparisons if _significant(row, alpha)]
+        lines.append(f"- {len(significant)} of {len(comparisons)} paired comparisons differ significantly "
+                     f"(Holm-adjusted p < {alpha:g} within this benchmark).")
+    else:
+        lines.append("- No pair of models was compared here (compare.baseline / compare.pairs name none of its models).")
+    return lines
+
+
+def baseline_lines(chosen: Sequence[Benchmark], comparisons: Sequence[Mapping[str, Any]],
+                   baselines: Mapping[str, str], models: Sequence[str], alpha: float) -> list[str]:
+    """For each real model: on how many subsets (or metrics) of each benchmark it beats the length baseline."""
+    length = next((model for model, kind in baselines.items() if kind == LENGTH), None)
+    if length is None:
+        return []
+    lines = [f"### Against the length baseline ({length})", ""]
+    real = [model for model in models if model not in baselines]
+    if not real:
+        return [*lines, "No real model is in this run, only baselines: nothing to beat."]
+    for model in real:
+        parts = []
+        for bench in chosen:
+            assert bench.compare is not None
+            rows = [row for row in comparisons if row["benchmark"] == bench.name
+                    and {row["model_a"], row["model_b"]} == {model, length}]
+            if not rows:
+                continue
+            subsets = [row for row in rows if row["metric"].startswith("subset:")] or rows
+            unit = "subsets" if subsets is not rows else "metrics"
+            beats = sum(_significant(row, alpha) and favours(row, bench.compare.higher_is_better(row["metric"])) ==
+                        model for row in subsets)
+            parts.append(f"{bench.name} {beats} of {len(subsets)} {unit}")
+        text = "; ".join(parts) if parts else f"not compared with {length} in this run (compare.baseline / pairs)"
+        lines.append(f"- {model} beats {length} significantly (Holm, alpha {alpha:g}) on: {text}.")
+    return lines
+
+
+def section(root: Path, comparisons_path: Path, leaderboard_path: Path, names: Sequence[str], alpha: float,
+            baselines: Mapping[str, str]) -> str:
+    """The section, in Markdown."""
+    intro = (f"Paired comparisons of the models on the items both scored (`{comparisons_path.name}`: difference, "
+             f"{CONFIDENCE:.0%} interval, p-value; Holm-adjusted within each benchmark) and ranks with intervals that "
+             f"hold for all models at once at {CONFIDENCE:.0%} (`{leaderboard_path.name}`). Overlapping single-model "
+             "intervals say nothing about a difference: these comparisons are paired.")
+    if not (comparisons_path.exists() and leaderboard_path.exists()):
+        return "\n".join([TITLE, "", "Not written: run `rmeval compare` first."]) + "\n"
+    comparisons, leaderboard = read_rows(comparisons_path), read_rows(leaderboard_path)
+    chosen = [benchmarks.benchmark(name) for name in dict.fromkeys(names)
+              if benchmarks.benchmark(name).compare is not None]
+    lines = [TITLE, "", intro, ""]
+    if not chosen:
+        return "\n".join([*lines, "No enabled benchmark compares models."]) + "\n"
+    for bench in chosen:
+        mine = [row for row in comparisons if row["benchmark"] == bench.name]
+        board = [row for row in leaderboard if row["benchmark"] == bench.name]
+        lines += benchmark_lines(bench, mine, board, alpha)
+        assert bench.compare is not None
+        if bench.compare.claims:
+            context = ClaimsContext(bench, root, alpha, mine, board, dict(baselines))
+            lines += list(import_target(bench.compare.claims)(context))
+        lines.append("")
+    models = list(dict.fromkeys(row["model"] for row in leaderboard))
+    lines += baseline_lines(chosen, comparisons, baselines, models, alpha)
+    return "\n".join(lines).rstrip("\n") + "\n"
