@@ -17,7 +17,6 @@ from rmeval.benchmarks.fairness.stats.gap_difference import (
     f_interval,
     f_model,
     gap_difference,
-    gap_interval,
     gap_model,
     noncentral_f_tail,
 )
@@ -128,7 +127,7 @@ def test_constant_rewards_leave_the_gap_undefined_not_an_error():
     assert not constant.defined and "constant" in constant.note
     interval, p_value = gap_difference(constant, gap_model(np.arange(30.0), labels, 3))
     assert math.isnan(interval.estimate) and math.isnan(p_value)
-    assert math.isnan(gap_interval(constant).at()[0]) and not f_model(np.ones(30), labels, 3).defined
+    assert not f_model(np.ones(30), labels, 3).defined
 
 
 NULL_SHAPES = {

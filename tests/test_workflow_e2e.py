@@ -269,11 +269,14 @@ def test_comparisons_leaderboard_figure_and_summary(e2e_run):
     pairs = {(a, b) for i, a in enumerate(models) for b in models[i + 1:]}
     assert set(zip(comparisons["model_a"], comparisons["model_b"], strict=True)) == pairs
     assert set(comparisons["metric"]) == {"scale_free_gap", "cohens_f"} and (comparisons["benchmark"] == "fairness").all()
-    gap = pd.read_csv(tables / "table7_gap.csv").set_index("model")["scale_free_gap"]
+    table7 = pd.read_csv(tables / "table7_gap.csv").set_index("model")
     power = pd.read_csv(tables / "power.csv").set_index("model")["cohens_f"]
     for row in board.itertuples():
-        expected = gap[row.model] if row.metric == "scale_free_gap" else power[row.model]
+        expected = table7.at[row.model, "scale_free_gap"] if row.metric == "scale_free_gap" else power[row.model]
         assert row.value == pytest.approx(expected, rel=1e-9)
+        if row.metric == "scale_free_gap":  # one number, one interval: the leaderboard's is Table 7's
+            assert (row.ci_low, row.ci_high) == pytest.approx(
+                (table7.at[row.model, "gap_ci_low"], table7.at[row.model, "gap_ci_high"]), rel=1e-9, abs=1e-12)
         assert row.rank_low <= row.rank <= row.rank_high and row.ci_low <= row.value <= row.ci_high
     assert (comparisons["n"] == len(e2e_run.groups) * _papers(e2e_run)).all()
     # the demo's length baseline is marked (the registry entry's adapter) and every real model is set against it

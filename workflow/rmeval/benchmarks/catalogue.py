@@ -160,7 +160,8 @@ class ModelComparison:
     claims: "module:function" -> (rmeval.run_outputs.compare.parts.ClaimsContext) -> list[str]: sentences of the
         summary's "Which model is better" that only it can write (a paper's comparative claims tested on this run's
         models), from its rows of the two tables (adjusted p-values) and its own outputs `claims_inputs`.
-    run_settings: option -> dotted config key, what its provider reads from the run's config (CompareContext.options).
+    run_settings: option -> dotted config key, what its provider reads from the run's config (CompareContext.options;
+        a mapping arrives as its keys in config order: `groups` -> the group names).
     lower_is_better: its metrics on which the smaller value is the better model (a fairness gap); on every other
         one a higher value is better. Read by the provider and by the summary (which model a difference favours).
     reads_items: the provider reads its score jobs' input tables (the prepared items: what a pair or a problem is)

@@ -192,6 +192,7 @@ BENCHMARK = Benchmark(
     # compared by compare.py; its claims test Song et al.'s comparative claims, the top-2 one on `capability`.
     compare=ModelComparison(provider="rmeval.benchmarks.fairness.compare:comparison_part",
                             claims="rmeval.benchmarks.fairness.compare:claims", claims_inputs=("capability",),
+                            run_settings={"groups": "groups"},  # config order: a model's gap interval is Table 7's
                             lower_is_better=("scale_free_gap", "cohens_f")),
     # `rmeval run`: the config it writes for this benchmark (run_preset.py)
     run_preset=RunPreset(

@@ -31,8 +31,8 @@ METHOD = ("Two models on the papers both scored (paired by id). Scale-free gap (
           "intersection-union test over the two models' standardised group differences (Berger 1982) with moment "
           "selection (Andrews & Soares 2010) and delta-method standard errors from both models' rewards on the same "
           "papers; they keep their level whether both models are fair, share a pattern or have mirrored ones, where "
-          "a paired permutation test or a percentile bootstrap does not. A model's own gap interval is the same "
-          "construction. Cohen's f = sqrt(SS_between / SS_within): each model's noncentral-F interval (Steiger 2004), "
+          "a paired permutation test or a percentile bootstrap does not. A model's own gap interval is Table 7's "
+          "(simultaneous Games-Howell lower bound, inverted parametric-bootstrap test of the range above). Cohen's f = sqrt(SS_between / SS_within): each model's noncentral-F interval (Steiger 2004), "
           "the difference's the conservative (Bonferroni) combination of the two.")
 
 
@@ -59,7 +59,11 @@ def _load(context: CompareContext) -> tuple[list[Loaded], list[str], list[str]]:
     if not loaded:
         return [], [], notes
     counts = Counter(frozenset(scores.group_names) for scores in loaded.values())
-    groups = sorted(max(counts, key=lambda found: (counts[found], len(found))))
+    shared = max(counts, key=lambda found: (counts[found], len(found)))
+    # the run's group order (config order, as fairness-stats gets it), so that a model's own interval draws what
+    # Table 7's did; standalone, sorted (as fairness-stats without --groups)
+    order = [group for group in context.options.get("groups") or () if group in shared]
+    groups = order if len(order) == len(shared) else sorted(shared)
     models = []
     for model, scores in loaded.items():
         mine = {group.group: group for group in scores.groups}
@@ -128,12 +132,25 @@ def _difference(value_a: float, value_b: float, n: int, result: tuple[Interval, 
     return Difference(value_a, value_b, n, interval, p_value, test, note)
 
 
+def _table7_interval(item: Loaded, groups: list[str], gap: float, seed: int) -> Interval:
+    """A model's own gap interval, Table 7's construction with its draws (stats/gaps.py `intervals`), so that the
+    leaderboard and Table 7 give one interval for one number."""
+    from rmeval.benchmarks.fairness.stats import gaps
+
+    samples = [item.rewards[group] for group in groups]
+
+    def bounds(alpha: float) -> tuple[float, float]:
+        found = gaps.intervals(item.model, groups, samples, seed, 1.0 - alpha)
+        return min(found.gap_low, gap), max(found.gap_high, gap)
+
+    return Interval(gap, bounds)
+
+
 def comparison_part(context: CompareContext) -> ComparisonPart:
     from rmeval.benchmarks.fairness.stats.gap_difference import (
         f_difference,
         f_interval,
         gap_difference,
-        gap_interval,
     )
     from rmeval.run_outputs.compare.parts import ComparisonPart, Metric
 
@@ -147,7 +164,8 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
     estimates: dict[tuple[str, str], Interval] = {}
     for item in loaded:
         gap, f = full(item.model)
-        estimates[(GAP, item.model)] = gap_interval(gap) if gap.defined else undefined()
+        estimates[(GAP, item.model)] = _table7_interval(item, groups, gap.gap, context.seed) if gap.defined \
+            else undefined()
         estimates[(COHENS_F, item.model)] = f_interval(f) if f.defined else undefined()
         notes += [f"{item.model}: {model.note}" for model in (gap,) if model.note]
 

@@ -508,8 +508,9 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float, corpus:
         "The largest of several noisy group means always exceeds the smallest, so each gap is shown beside the "
         "gap noise alone gives (the mean over label permutations), and a gap whose permutation p >= alpha is "
         "called not distinguishable from chance. "
-        "Gap and NMGD CIs: from simultaneous Games-Howell pairwise intervals (valid when the groups are equal; "
-        f"table7_gap's note); permutation p-values: {settings.get('permutations', '?')} permutations; seed "
+        "Gap and NMGD CIs: the lower bound from simultaneous Games-Howell pairwise intervals (exact when the groups "
+        "are equal), the upper from an inverted parametric-bootstrap test of the range (table7_gap's note); "
+        f"permutation p-values: {settings.get('permutations', '?')} permutations; seed "
         f"{settings.get('seed', '?')}. "
         "Favoured groups: (x/y) = significantly above x of the y other groups.",
         "",

@@ -33,11 +33,13 @@ def baseline_models(specs: Mapping[str, ModelSpec]) -> dict[str, str]:
 
 def _value(config: Mapping[str, Any], key: str) -> Any:
     """A comparison option's config value; None for a key the schema gives no default and the config leaves out
-    (`rewardmath.subjects`: all of them)."""
+    (`rewardmath.subjects`: all of them). A mapping gives its keys in config order (`groups`: the group names), since
+    the settings JSON sorts a mapping's keys and would lose that order."""
     try:
-        return config_value(config, key)
+        value = config_value(config, key)
     except KeyError:
         return None
+    return list(value) if isinstance(value, Mapping) else value
 
 
 @dataclass(frozen=True)

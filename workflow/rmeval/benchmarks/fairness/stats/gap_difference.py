@@ -201,25 +201,6 @@ def gap_difference(a: GapModel, b: GapModel) -> tuple[Interval, float]:
     return Interval(estimate, bounds), p_value
 
 
-def gap_interval(model: GapModel) -> Interval:
-    """One model's scale-free gap with a simultaneous interval from the same functionals: the lower bound is the
-    largest selected functional's one-sided bound (Bonferroni over the selected ones), the upper bound the largest
-    functional's (Bonferroni over all of them); at least 0."""
-    if not model.defined:
-        return undefined()
-    own = model.own_covariance
-    errors = np.sqrt(np.maximum(np.diag(own), 0.0))
-    chosen = _selected(model.functionals, own, kappa(model.n))
-    n_chosen, n_all = int(chosen.sum()), model.functionals.size
-
-    def bounds(alpha: float) -> tuple[float, float]:
-        low = (model.functionals - _t_isf(alpha / (2 * n_chosen), model.df) * errors)[chosen].max()
-        high = (model.functionals + _t_isf(alpha / (2 * n_all), model.df) * errors).max()
-        return max(0.0, float(low)), float(high)
-
-    return Interval(model.gap, bounds)
-
-
 # ----------------------------------------------------------------------------- Cohen's f
 @dataclass(frozen=True)
 class FModel:

@@ -139,6 +139,41 @@ def undefined_reason(samples: list[np.ndarray]) -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class GapIntervals:
+    """A model's scale-free gap and NMGD intervals (Table 7's), and the pairwise family behind them."""
+
+    gap_low: float
+    gap_high: float
+    nmgd_low: float
+    nmgd_high: float
+    nmgd_unstable: bool
+    family: str  # Games-Howell, or Tukey-Kramer where groups lack variance
+    note: str
+
+
+def intervals(model: str, groups: list[str], samples: list[np.ndarray], seed: int,
+              confidence: float = CONFIDENCE) -> GapIntervals:
+    """Table 7's gap and NMGD intervals of one model's groups (defined samples: `undefined_reason` is ""), from the
+    model's own draws: the same numbers wherever they are asked for (Table 7, the leaderboard of `rmeval compare`)."""
+    family, note = "Games-Howell", ""
+    lacking = [g for g, s in zip(groups, samples, strict=True) if s.size < 2 or np.ptp(s) == 0.0]
+    if any(s.size < 2 for s in samples) or len(lacking) >= 2:
+        family = "Tukey-Kramer"
+        note = (f"no variance in {', '.join(lacking)}: Games-Howell pairs between such groups are undefined, so the "
+                "CIs use Tukey-Kramer and the pooled variance (equal variances assumed)")
+    means = np.array([s.mean() for s in samples])
+    sizes = np.array([s.size for s in samples], dtype=np.float64)
+    variances = np.array([s.var(ddof=1) if s.size > 1 else np.nan for s in samples])
+    pooled, alpha = np.array([family == "Tukey-Kramer"]), 1.0 - confidence
+    draws = interval_draws(seed, model, len(samples))
+    gap_low, gap_high = gap_intervals.scale_free(means[None, :], variances[None, :], sizes,
+                                                 np.array([residual_kurtosis(samples)]), pooled, alpha, draws)
+    ci = gap_intervals.nmgd(means[None, :], variances[None, :], sizes, pooled, alpha, draws)
+    return GapIntervals(float(gap_low[0]), float(gap_high[0]), float(ci.low[0]), float(ci.high[0]),
+                        bool(ci.unstable[0]), family, note)
+
+
 def gap_analysis(
     model: str,
     groups: list[str],
@@ -158,19 +193,7 @@ def gap_analysis(
                          gap_ci_high=nan, nmgd_ci_low=nan, nmgd_ci_high=nan, nmgd_unstable=False, perm_p_value=nan,
                          null_max_gap=nan, interval_family="", note=reason)
     sd = pooled_sd(samples)
-    family, note = "Games-Howell", ""
-    lacking = [g for g, s in zip(groups, samples, strict=True) if s.size < 2 or np.ptp(s) == 0.0]
-    if any(s.size < 2 for s in samples) or len(lacking) >= 2:
-        family = "Tukey-Kramer"
-        note = (f"no variance in {', '.join(lacking)}: Games-Howell pairs between such groups are undefined, so the "
-                "CIs use Tukey-Kramer and the pooled variance (equal variances assumed)")
-    sizes = np.array([s.size for s in samples], dtype=np.float64)
-    variances = np.array([s.var(ddof=1) if s.size > 1 else np.nan for s in samples])
-    pooled, alpha = np.array([family == "Tukey-Kramer"]), 1.0 - confidence
-    draws = interval_draws(seed, model, len(samples))
-    gap_low, gap_high = gap_intervals.scale_free(means[None, :], variances[None, :], sizes,
-                                                 np.array([residual_kurtosis(samples)]), pooled, alpha, draws)
-    ci = gap_intervals.nmgd(means[None, :], variances[None, :], sizes, pooled, alpha, draws)
+    ci = intervals(model, groups, samples, seed, confidence)
     permutation = permutation_test(samples, n_permutations, model_rngs(seed, model)[1])
     gap, nmgd = raw_gap / sd, common["nmgd_percent"]
     # the bounds hold their estimate by construction; min/max only absorbs rounding (a bound equal to its estimate)
@@ -178,13 +201,13 @@ def gap_analysis(
         **common,
         pooled_sd=sd,
         scale_free_gap=gap,
-        gap_ci_low=min(float(gap_low[0]), gap),
-        gap_ci_high=max(float(gap_high[0]), gap),
-        nmgd_ci_low=min(float(ci.low[0]), nmgd),
-        nmgd_ci_high=max(float(ci.high[0]), nmgd),
-        nmgd_unstable=bool(ci.unstable[0]),
+        gap_ci_low=min(ci.gap_low, gap),
+        gap_ci_high=max(ci.gap_high, gap),
+        nmgd_ci_low=min(ci.nmgd_low, nmgd),
+        nmgd_ci_high=max(ci.nmgd_high, nmgd),
+        nmgd_unstable=ci.nmgd_unstable,
         perm_p_value=permutation.p_value,
         null_max_gap=permutation.null_scale_free_gap,
-        interval_family=f"{family} + test inversion",
-        note=note,
+        interval_family=f"{ci.family} + test inversion",
+        note=ci.note,
     )
