@@ -207,3 +207,39 @@ def test_local_folder_and_api_models_need_no_download(tiny_model_dir: Path, tmp_
     assert json.loads((tmp_path / "api.json").read_text())["source"] == "api"
     missing = _download(ModelSpec(name="gone", path=str(tmp_path / "nope")), tmp_path / "gone.json", env)
     assert missing.returncode == 2 and "not a model folder" in missing.stderr
+
+
+RESOLVE = (  # `rmeval run`'s model resolution of one --model, in a fresh interpreter (HF_HOME, HF_ENDPOINT)
+    "import json, sys\n"
+    "from rmeval.errors import RmevalError\n"
+    "from rmeval.run_command.models import HubAccess, Machine, ModelArg, Registry, resolve_model\n"
+    "from rmeval.run_outputs.context import REPOSITORY\n"
+    "registry = Registry.load(REPOSITORY / 'config' / 'models.yaml')\n"
+    "try:\n"
+    "    print(json.dumps(resolve_model(ModelArg(sys.argv[1]), registry, Machine(0), HubAccess()).entry))\n"
+    "except RmevalError as error:\n"
+    "    print(error)\n"
+)
+
+
+@pytest.mark.slow(reason="a fresh interpreter: HF_HOME and HF_ENDPOINT are read when huggingface_hub is imported")
+def test_rmeval_run_reads_a_hub_models_config_json_from_the_hub_then_from_the_cache(fake_hub: FakeHub,
+                                                                                   tmp_path: Path) -> None:
+    hf_home = str(tmp_path / "hf")
+
+    def resolve(repo_id: str, env: dict[str, str]) -> str:
+        result = subprocess.run([sys.executable, "-c", RESOLVE, repo_id], capture_output=True, text=True, env=env,
+                                timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip().splitlines()[-1]
+
+    expected = {"name": "tiny-rm", "path": REPO_ID, "adapter": "sequence-classification", "dtype": "float32",
+                "max_length": 2048, "resources": {"gpu": 0}}
+    assert json.loads(resolve(REPO_ID, _env(fake_hub.url, HF_HOME=hf_home))) == expected
+    fetched = [path for method, path, _ in fake_hub.requests if method == "GET" and "/resolve/" in path]
+    assert fetched == [f"/{REPO_ID}/resolve/main/config.json"]  # one small file, no weights
+    # Offline now: the cached config.json answers.
+    offline = _env("http://127.0.0.1:9", HF_HOME=hf_home, HF_HUB_OFFLINE="1")
+    assert json.loads(resolve(REPO_ID, offline)) == expected
+    gated = resolve(GATED_ID, _env(fake_hub.url, HF_HOME=hf_home))
+    assert gated.startswith(f"--model {GATED_ID}: cannot read its config.json from the Hugging Face hub (")

@@ -70,7 +70,8 @@ def sections_of(command: str) -> tuple[str, ...]:
 WITHOUT_SETTINGS = {"tiny-model": "by hand", "model-server": "started by `rmeval score`",
                     "lock": "its `write` takes --settings (tests/test_lock.py); diff and show are by hand",
                     "fairness-summary": "by hand: the run's summary is `run-summary`",
-                    "models": "by hand: lists the registry"}
+                    "models": "by hand: lists the registry",
+                    "run": "by hand: it writes the config the rules read, then starts Snakemake"}
 # Options named like a config key whose default differs from the schema's on purpose, and why.
 DIFFERENT_ON_PURPOSE = {
     ("score", "threads"): "None: torch's own thread count by hand; the rule passes its `threads:`",

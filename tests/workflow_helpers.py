@@ -132,6 +132,14 @@ def write_kaggle_snapshot(shared_data: Path, out: Path, per_group: int = 40, see
     return counts
 
 
+def tree_state(folder: Path) -> dict[str, tuple[str, int]]:
+    """Every file under `folder`: the hash of its bytes and its modification time (nothing touched = equal)."""
+    import hashlib
+
+    return {str(path.relative_to(folder)): (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
 def tiny_model_entry(name: str, model_dir: Path) -> dict:
     return {"name": name, "path": str(model_dir), "adapter": "sequence-classification", "dtype": "float32",
             "max_length": 512, "resources": {"gpu": 0, "mem_mb": 2000, "runtime": 30}}

@@ -13,6 +13,7 @@ import sys
 # The shared commands: command name -> (module or "module:function", one-line help). Each benchmark adds its own
 # (its catalogue's `commands`), so adding a benchmark touches nothing here.
 SHARED_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("rmeval.run_command.cli", "Evaluate a model, or several side by side: builds the config, runs the workflow, prints the answer."),
     "tiny-model": ("rmeval.testing.tiny_model", "Write a small offline Llama-style reward model (for smoke tests)."),
     "score": ("rmeval.scoring.cli", "Score one input table with one reward model."),
     "model-server": ("rmeval.scoring.server", "Serve one loaded model to a run's scoring jobs (started by `score`)."),

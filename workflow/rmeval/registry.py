@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,16 @@ DEFAULT_ADAPTER: str = _ENTRY_DEFAULTS["adapter"]
 # Fields added after results existed: `to_json` omits them while they hold their default (see there).
 LATER_FIELDS = ("attn_implementation", "parameters")
 LOCAL_ONLY = ("attn_implementation",)  # fields whose schema default applies to locally loaded models only
+
+
+def valid_model_name(text: str) -> str:
+    """A model name the schema accepts (`$defs/entry` `name`: letters, digits, `.`, `_`, `-`), made from `text` (a
+    folder's or a hub id's last part): every run of other characters becomes one `-`."""
+    allowed = re.fullmatch(r"\^(\[.+\])\+\$", _schema()["$defs"]["entry"]["properties"]["name"]["pattern"])
+    if allowed is None:
+        raise ValueError(f"{MODELS_SCHEMA.name}: the name pattern is no longer one character class")
+    other = "[^" + allowed.group(1)[1:]
+    return re.sub(f"{other}+", "-", text).strip("-") or "model"
 
 
 def _default(defaults: dict[str, Any], name: str) -> Any:

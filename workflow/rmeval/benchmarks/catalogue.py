@@ -131,6 +131,25 @@ class ScoreStage:
 
 
 @dataclass(frozen=True)
+class RunPreset:
+    """What `rmeval run` (rmeval.run_command) writes into the config for this benchmark when it turns it on, beyond
+    `<enabled_by>.enabled: true` and the run's models under `models_key`.
+
+    sections: "module:function" -> (rmeval.run_command.request.RunRequest) -> dict: its config sections (the
+        fairness benchmark: `groups`, `arxiv` from `--data`, `reference_model`).
+    data: the `--data` forms it takes ("api", "demo", "snapshot:FILE": a form with `:FILE` takes a path), the first
+        being the default; () when it takes none.
+    data_help: one line on what `--data` chooses for it.
+    by_default: on when `--benchmarks` is not given.
+    """
+
+    sections: str
+    data: tuple[str, ...] = ()
+    data_help: str = ""
+    by_default: bool = False
+
+
+@dataclass(frozen=True)
 class ModelComparison:
     """How a benchmark compares two models scored on the same items (`rmeval compare`, results/tables/
     comparisons.csv and leaderboard.csv; rmeval.run_outputs.compare).
@@ -194,6 +213,7 @@ class Benchmark:
         fairness_vs_capability reads every enabled benchmark's), through the file alone.
     compare: how it compares two models on the same items (`ModelComparison`); None: it takes no part in the run's
         comparisons and leaderboard.
+    run_preset: what `rmeval run` writes into the config for it (`RunPreset`); None: `enabled: true` and the models.
     """
 
     name: str
@@ -219,6 +239,7 @@ class Benchmark:
     run_settings: Mapping[str, str] = field(default_factory=dict)
     capability: str | None = None
     compare: ModelComparison | None = None
+    run_preset: RunPreset | None = None
 
     def __post_init__(self) -> None:
         for stage in self.score_stages:

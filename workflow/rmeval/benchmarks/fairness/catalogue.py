@@ -9,7 +9,15 @@ its caption (and a loader in figures/inputs.py `READERS` when it reads a table n
 
 from __future__ import annotations
 
-from rmeval.benchmarks.catalogue import Benchmark, Command, ModelComparison, Output, ScoreStage, score_path
+from rmeval.benchmarks.catalogue import (
+    Benchmark,
+    Command,
+    ModelComparison,
+    Output,
+    RunPreset,
+    ScoreStage,
+    score_path,
+)
 
 DATA_DIR = "results/data"
 DATA = "results/data/{group}.parquet"  # one sampled table per group (the arXiv stage's output)
@@ -186,6 +194,15 @@ BENCHMARK = Benchmark(
                             claims="rmeval.benchmarks.fairness.compare:claims", claims_inputs=("capability",),
                             run_settings={"groups": "groups"},  # config order: a model's gap interval is Table 7's
                             lower_is_better=("scale_free_gap", "cohens_f")),
+    # `rmeval run`: the config it writes for this benchmark (run_preset.py)
+    run_preset=RunPreset(
+        sections="rmeval.benchmarks.fairness.run_preset:sections",
+        data=("api", "demo", "snapshot:FILE"),
+        data_help="fairness's arXiv papers: api (export.arxiv.org, network; the quick start's 50 per group), demo "
+                  "(the sample shipped in resources/demo/, offline: the demo's 30 per group), snapshot:FILE (a "
+                  "Kaggle arxiv-metadata-oai-snapshot file, offline)",
+        by_default=True,
+    ),
 )
 
 
