@@ -71,3 +71,18 @@ def prepare_snapshot(root: Path, abstracts: Path, papers: int) -> Path:
     snapshot = root / "inputs" / "arxiv-metadata-oai-snapshot.json.gz"
     write_kaggle_snapshot(shared, snapshot, per_group=max(40, papers + 10))
     return snapshot
+
+
+def stage_medians(times: dict[str, list[tuple[float, float]]]) -> dict[str, tuple[float, float]]:
+    """stage -> (median wall s, median CPU s) over its rounds."""
+    import statistics
+
+    return {name: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
+            for name, runs in times.items()}
+
+
+def print_stage_table(median: dict[str, tuple[float, float]], rounds: int) -> None:
+    """A Markdown table of each stage's median wall and CPU seconds."""
+    print(f"| stage | wall s (median of {rounds}) | CPU s |\n|---|---:|---:|")
+    for name, (wall, cpu) in median.items():
+        print(f"| {name} | {wall:.2f} | {cpu:.2f} |")

@@ -13,14 +13,13 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _runs import cpu_name
+from _runs import cpu_name, print_stage_table, stage_medians
 
 GROUPS = ("computer_science", "economics", "electrical_engineering", "mathematics", "physics",
           "quantitative_biology", "quantitative_finance", "statistics")
@@ -69,8 +68,7 @@ def main() -> int:
         for _ in range(args.rounds):
             for name, command in commands.items():
                 times[name].append(timed(command))
-    median = {name: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
-              for name, runs in times.items()}
+    median = stage_medians(times)
     result = {
         "cpu": cpu_name(), "cores": os.cpu_count(), "models": args.models, "groups": len(GROUPS), "rows": args.rows,
         "rounds": args.rounds,
@@ -79,9 +77,7 @@ def main() -> int:
         "added_percent_cpu": round(100 * median["fairness_calibrate"][1] / median["fairness_stats"][1], 1),
         "added_percent_wall": round(100 * median["fairness_calibrate"][0] / median["fairness_stats"][0], 1),
     }
-    print(f"| stage | wall s (median of {args.rounds}) | CPU s |\n|---|---:|---:|")
-    for name, (wall, cpu) in median.items():
-        print(f"| {name} | {wall:.2f} | {cpu:.2f} |")
+    print_stage_table(median, args.rounds)
     print(json.dumps(result))
     return 0
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from _runs import cpu_name
+from _runs import cpu_name, print_stage_table, stage_medians
 from bench_calibration import timed, write_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
@@ -131,8 +130,7 @@ def main() -> int:
             for name, command in stages.items():
                 times[name].append(timed(command))
             times["compare"].append(timed(compare))
-    median = {name: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
-              for name, runs in times.items()}
+    median = stage_medians(times)
     stats_wall = sum(median[name][0] for name in stages)
     stats_cpu = sum(median[name][1] for name in stages)
     result = {
@@ -144,9 +142,7 @@ def main() -> int:
         "added_percent_cpu": round(100 * median["compare"][1] / stats_cpu, 1),
         "added_percent_wall": round(100 * median["compare"][0] / stats_wall, 1),
     }
-    print(f"| stage | wall s (median of {args.rounds}) | CPU s |\n|---|---:|---:|")
-    for name, (wall, cpu) in median.items():
-        print(f"| {name} | {wall:.2f} | {cpu:.2f} |")
+    print_stage_table(median, args.rounds)
     print(json.dumps(result))
     return 0
 
