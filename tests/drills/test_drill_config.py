@@ -56,6 +56,7 @@ def complete_config() -> dict[str, Any]:
                         "models": ["Skywork-Reward-V2-Qwen3-0.6B"]},
         "rewardbench2": {"enabled": False, "source": "local", "path": "rb2.jsonl", "revision": None,
                          "models": ["Skywork-Reward-V2-Qwen3-0.6B"], "bootstrap": 100, "seed": 0},
+        "compare": {"baseline": "Skywork-Reward-V2-Qwen3-0.6B", "pairs": None},
     }
 
 
