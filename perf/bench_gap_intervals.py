@@ -31,8 +31,10 @@ def merge_base() -> str:
 
 
 def export(ref: str, target: Path) -> Path:
-    """The baseline's workflow/ under target (git archive | tar -x)."""
-    archive = subprocess.run(["git", "archive", ref, "workflow"], cwd=REPO_ROOT, capture_output=True, check=True)
+    """The baseline's workflow/ under target (git archive | tar -x), with its own config/ and resources/ beside it:
+    the package reads its registry and published values there, and a later registry may not fit an older schema."""
+    archive = subprocess.run(["git", "archive", ref, "workflow", "config", "resources"], cwd=REPO_ROOT,
+                             capture_output=True, check=True)
     target.mkdir(parents=True)
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
     return target / "workflow"
@@ -54,9 +56,12 @@ def main() -> int:
         for _ in range(args.rounds):
             for stage in ("fairness-stats", "fairness-calibrate"):
                 for version, tree in trees.items():
+                    # each version with its own registry (fairness-stats reads ./config/models.yaml by default)
+                    registry = ["--registry", str(tree.parent / "config" / "models.yaml")] \
+                        if stage == "fairness-stats" else []
                     command = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tree)!r}); "
                                "from rmeval.cli import main; sys.exit(main())", stage, "--scores",
-                               str(root / "scores"), "--out", str(root / f"tables-{version}"), "--corpus"]
+                               str(root / "scores"), "--out", str(root / f"tables-{version}"), "--corpus", *registry]
                     times.setdefault(f"{stage} {version}", []).append(timed(command))
         gap = {version: __import__("pandas").read_csv(root / f"tables-{version}" / "table7_gap.csv")
                for version in trees}
