@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from rmeval.benchmarks.fairness.corpus.paired import repeated_measures_f
 from rmeval.benchmarks.fairness.stats import oneway, power
-from rmeval.benchmarks.fairness.stats.multiplicity import bh_q_values
+from rmeval.multiplicity import bh_q_values
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import FTestAnovaPower, TTestPower
 

@@ -60,7 +60,7 @@ def paired_tables(scores: Any, pairs: dict[str, dict[str, str]], alpha: float, b
     import pandas as pd
 
     from rmeval.benchmarks.fairness.corpus import paired
-    from rmeval.benchmarks.fairness.stats.multiplicity import bh_q_values
+    from rmeval.multiplicity import bh_q_values
 
     tests, groups_rows, posthoc, points = [], [], [], []
     for model in scores.models:

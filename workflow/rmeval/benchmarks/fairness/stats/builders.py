@@ -14,8 +14,8 @@ import numpy as np
 
 from rmeval.benchmarks.fairness.stats import crossmodel, gap_intervals
 from rmeval.benchmarks.fairness.stats import power as power_stats
-from rmeval.benchmarks.fairness.stats.multiplicity import bh_q_values
 from rmeval.intervals import CONFIDENCE
+from rmeval.multiplicity import bh_q_values
 from rmeval.tables import Column
 
 if TYPE_CHECKING:
