@@ -14,7 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval rmbench-metrics", description=__doc__)
     parser.add_argument("--data", required=True, help="the prepared table (rmeval rmbench-prepare)")
     parser.add_argument("--scores", help="folder of {model}/rmbench.parquet (default: results/scores/rmbench)")
-    parser.add_argument("--models", nargs="*", default=[], help="the scored models, in table order")
+    parser.add_argument("--models", nargs="*", default=None, help="the scored models' names, in table order")
     parser.add_argument("--out", required=True, help="folder of the tables (results/tables)")
     cli_settings.add_settings_argument(parser)
     return parser
@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
     data = pd.read_parquet(args.data)
     layout = metrics.Layout.of(data)
     scored = [metrics.read_model(layout, data, Path(args.scores or scores_dir(NAME)) / model / f"{TABLE}.parquet",
-                                 model) for model in args.models]
+                                 model) for model in args.models or []]
     outputs = benchmark(NAME)  # the files it writes, by key: their names come from its catalogue
     out = Path(args.out)
     rows = [metrics.main_row(item) for item in scored]
