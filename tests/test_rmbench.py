@@ -316,3 +316,33 @@ def test_the_lock_records_the_file_and_a_followed_lock_refuses_other_bytes(tmp_p
     assert not (tmp_path / "again").exists()
     changed = LOCK_SECTION.build({"manifest": str(out.with_name("manifest.json"))})
     assert LOCK_SECTION.diff(record, changed) == []
+
+
+def test_the_tables_do_not_depend_on_the_score_file_s_row_order(tmp_path):
+    """The engine writes rows in its batches' order; every table is read by id, byte for byte the same."""
+    from rmeval.benchmarks.rmbench.cli_metrics import main
+
+    data = prepare(official_units(per_subdomain=4), "f")
+    data_path = tmp_path / "rmbench.parquet"
+    data.to_parquet(data_path)
+    outputs = {}
+    for order in ("table", "reversed"):
+        scores = tmp_path / order / "scores"
+        (scores / "m").mkdir(parents=True)
+        frame = pd.DataFrame({"id": data["id"], "reward": random_rewards(data, 7, 4)})
+        (frame if order == "table" else frame.iloc[::-1]).to_parquet(scores / "m" / "rmbench.parquet")
+        out = tmp_path / order / "tables"
+        assert main(["--data", str(data_path), "--scores", str(scores), "--models", "m", "--out", str(out)]) == 0
+        outputs[order] = {path.name: path.read_bytes() for path in sorted(out.iterdir())}
+    assert outputs["table"] == outputs["reversed"] and len(outputs["table"]) == 7
+
+
+def test_a_direct_judge_is_scored_on_its_ratings_with_an_unparsable_one_lowest(tmp_path):
+    data = prepare(official_units(per_subdomain=1), "f")
+    ratings = np.where(data["is_chosen"], 7.0, 3.0)
+    ratings[0] = np.nan  # chat/1's concise chosen response: no rating parsed
+    scores = pd.DataFrame({"id": data["id"], "reward": 0.0, "rating": ratings})
+    rewards, mode = metrics.model_rewards(data, scores, tmp_path / "judge.parquet")
+    assert mode == "judge (direct)" and rewards[0] == -1.0 and rewards[1] == 7.0
+    chat = metrics.score_model(metrics.Layout.of(data), rewards, "judge", mode).domains["chat"]
+    assert (chat.easy, chat.normal, chat.hard) == (1.0, 2 / 3, 1 / 3)  # the unrated concise chosen loses its cells
