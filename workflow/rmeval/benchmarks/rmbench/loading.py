@@ -77,7 +77,7 @@ def _responses(unit: dict[str, Any], field: str, at: str) -> list[str]:
                 f"{type(value).__name__}"]
     if len(value) != len(STYLES):
         return [f"{at}: field {field!r}: {len(value)} styles instead of {len(STYLES)} ({', '.join(STYLES)})"]
-    return [f"{at}: field {field!r}[{k}] ({STYLES[k]}): expected a non-empty string, got {text!r}"[:300]
+    return [f"{at}: field {field!r}[{k}] ({STYLES[k]}): expected a non-empty string, got {text!r:.80}"
             for k, text in enumerate(value) if not (isinstance(text, str) and text.strip())]
 
 
@@ -113,7 +113,7 @@ def problems(units: list[Any], where: str) -> list[str]:
                     lines.append(f"{at}: field 'id': duplicate of item {seen[key]} (same domain and id)")
                 seen.setdefault(key, index)
         if "prompt" in unit and not (isinstance(unit["prompt"], str) and unit["prompt"].strip()):
-            lines.append(f"{at}: field 'prompt': expected a non-empty string, got {unit['prompt']!r}"[:300])
+            lines.append(f"{at}: field 'prompt': expected a non-empty string, got {unit['prompt']!r:.80}")
         for field in ("chosen", "rejected"):
             if field in unit:
                 lines.extend(_responses(unit, field, at))
