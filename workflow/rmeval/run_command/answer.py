@@ -114,7 +114,8 @@ def _direction(bench: Benchmark | None, metric: str) -> str:
 
 def leaderboard_lines(rows: list[dict[str, str]], inputs: AnswerInputs) -> list[str]:
     benchmarks = {bench.name: bench for bench in inputs.benchmarks}
-    lines = [f"Headlines with 95% intervals and ranks ({LEADERBOARD}; a rank interval holds for all models at once)"]
+    lines = [f"Headlines with 95% intervals and ranks ({LEADERBOARD}; a rank interval holds for all models at once;",
+             f"{INDENT}tied with: the models not separated from this one, pair by pair, which need not be from each other)"]
     for (name, metric), group in _grouped(rows, ("benchmark", "metric")).items():
         bench = benchmarks.get(name)
         lines.append(f"{INDENT}{bench.title if bench else name}: {metric}{_direction(bench, metric)}")

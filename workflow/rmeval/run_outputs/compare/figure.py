@@ -1,11 +1,13 @@
 """`rmeval compare-figure`: the leaderboard's figure (rule run_compare_figure, from leaderboard.csv alone). For each
 benchmark's headline metric, every model's rank (dot) with its simultaneous rank interval (bar), best first;
-baselines hollow, in orange, and labelled. Models whose bars overlap cannot be told apart."""
+baselines hollow, in orange, and labelled. Overlapping bars are not a pairwise test: under each panel the pairs
+whose paired interval (at the rank intervals' level) holds 0 are named, every other pair is separated."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +43,8 @@ def draw(rows: Sequence[Mapping[str, Any]]) -> Figure:
                                 squeeze=False, layout="constrained", gridspec_kw={"height_ratios": heights})
     for axes, (bench, metric, members) in zip((line[0] for line in grid), panels, strict=True):
         _panel(axes, f"{bench}: {metric}", members)
-    figure.suptitle(f"Ranks with {CONFIDENCE:.0%} intervals holding for all models at once", fontsize=9,
+    figure.suptitle(f"Ranks with {CONFIDENCE:.0%} intervals holding for all models at once (overlapping bars are "
+                    "not a pairwise test: the pairs not separated are named under each panel)", fontsize=8,
                     x=0.01, ha="left")
     return figure
 
@@ -67,7 +70,19 @@ def _panel(axes: Any, title: str, rows: Sequence[Mapping[str, Any]]) -> None:
     axes.set_ylim(-0.7, count - 0.3)
     axes.grid(axis="x", color="#e5e5e5", linewidth=0.6)
     axes.set_title(title, loc="left", fontweight="bold")
-    axes.set_xlabel("rank (1 = best)")
+    axes.set_xlabel("rank (1 = best)\n" + separation_note(rows), fontsize=7)
+
+
+def separation_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The panel's pairs that its paired intervals do not separate (wrapped), or that every pair is separated."""
+    from rmeval.run_outputs.compare.summary import pair_relations
+
+    not_separated, separated = pair_relations(rows)
+    if not not_separated:
+        return "every pair separated" if separated else ""
+    text = ("not separated: " + ", ".join(f"{a} vs {b}" for a, b in not_separated)
+            + ("; every other pair separated" if separated else ""))
+    return "\n".join(textwrap.wrap(text, 110))
 
 
 def write_figure(leaderboard: Path, out_dir: Path) -> list[Path]:
