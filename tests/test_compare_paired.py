@@ -214,8 +214,8 @@ def _correlated_binary(rng, n, p_a, p_b, rho):
 @pytest.mark.parametrize(("p_a", "p_b", "rho"), [(0.8, 0.8, 0.5), (0.8, 0.8, 0.9), (0.95, 0.95, 0.7),
                                                  (0.8, 0.72, 0.6)])
 def test_binary_items_size_and_coverage_by_simulation(p_a, p_b, rho):
-    """Two models on 200 items with correlated errors (a Gaussian copula): exact McNemar keeps its level (it is
-    the asymptotic McNemar test keeps its level and Tango's interval covers."""
+    """Two models on 200 items with correlated errors (a Gaussian copula): the asymptotic McNemar test keeps its
+    level and Tango's interval covers."""
     rng = np.random.default_rng(int(1000 * (p_a + p_b + rho)))
     replicates, rejected, covered = 300, 0, 0
     for _ in range(replicates):

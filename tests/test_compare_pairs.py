@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from rmeval.cli import main as rmeval_main
 from rmeval.ranks import rank_intervals
+from rmeval.run_command.answer import AnswerInputs, leaderboard_lines
 from rmeval.run_outputs.compare.figure import separation_note
 from rmeval.run_outputs.compare.summary import ordered_line, pair_relations, read_rows
 from rmeval.run_outputs.summary import which_is_better
@@ -37,6 +38,13 @@ def test_a_b_and_b_c_not_separated_while_a_is_better_than_c():
                     "Pairs: A vs B, B vs C: not separated; A is better than C.")
     assert "cannot be told apart" not in line and "A, B, C" not in line
     assert separation_note(rows) == "not separated: A vs B, B vs C; every other pair separated"
+    # `rmeval run`'s answer lists each model's own `tied_with` and says it is a relation of pairs
+    text = [{**{key: str(value) for key, value in row.items()}, "benchmark": "b", "metric": "accuracy"}
+            for row in rows]
+    answer = leaderboard_lines(text, AnswerInputs(Path("."), [], list(values), "config.yaml", "snakemake"))
+    assert "pair by pair, which need not be from each other" in answer[1]
+    assert [line.split()[0] for line in answer[-3:]] == ["A", "B", "C"]
+    assert [line.endswith(tied) for line, tied in zip(answer[-3:], (" B", " A; C", " B"), strict=True)] == [True] * 3
     # every pair separated; a model without a value is in no pair
     apart = _leaderboard_rows({"A": 0.9, "B": 0.5, "C": 0.1},
                               {("A", "B"): (0.2, 0.6), ("B", "C"): (0.2, 0.6), ("A", "C"): (0.6, 1.0)})

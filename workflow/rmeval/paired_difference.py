@@ -8,13 +8,14 @@ that a 95 % interval leaves out 0 exactly when p < 0.05.
   score interval for a difference of paired proportions and its score test at 0. For 0/1 items Tango's statistic at
   a difference of 0 is McNemar's, (b - c) / sqrt(b + c) on the discordant counts (statsmodels
   `mcnemar(exact=False, correction=False)`), so the test is McNemar's asymptotic test, which Fagerland, Lydersen &
-  Laake (2013, BMC Med Res Methodol 13:91) recommend over the exact conditional one (too conservative); Fagerland,
-  Lydersen & Laake (2014, Stat Med 33:2850) recommend Tango's interval. It keeps its coverage where two models almost
+  Laake (2013, BMC Med Res Methodol 13:91) prefer to the exact conditional one (too conservative); Tango's interval
+  is among those their 2014 review (Stat Med 33:2850) recommends. It keeps its coverage where two models almost
   never disagree: with no discordant item it is not (0, 0) but about +-z^2 / (n + z^2). Newcombe's method 10 (MOVER
   on Wilson intervals), used before, covered 63 % at one expected disagreement in 100 items (issue 45). Items
   strictly between the bounds (best-of-N ties, reciprocal ranks) enter as their discordant masses, b = sum of the
-  positive differences and c = sum of the negative ones: each item is treated as the 0/1 item of the same mean, the
-  most dispersed item it could be (as the Wilson interval of `rmeval.intervals` treats a bounded mean).
+  positive differences and c = sum of the negative ones: each item's difference d is treated as the -1 / 0 / +1
+  difference of the same mean (+-1 with probability |d|), the most dispersed it could be (as the Wilson interval of
+  `rmeval.intervals` treats a bounded mean as a proportion).
 - **A weighted sum of such differences on disjoint item sets** (RewardBench sections from their subsets weighted by
   the official counts; overall scores): MOVER for a linear combination of independent estimates (Zou & Donner 2008)
   on the parts' intervals, and the p-value that inverts it: the error rate at which its interval first reaches 0.

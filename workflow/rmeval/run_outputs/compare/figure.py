@@ -43,7 +43,7 @@ def draw(rows: Sequence[Mapping[str, Any]]) -> Figure:
                                 squeeze=False, layout="constrained", gridspec_kw={"height_ratios": heights})
     for axes, (bench, metric, members) in zip((line[0] for line in grid), panels, strict=True):
         _panel(axes, f"{bench}: {metric}", members)
-    figure.suptitle(f"Ranks with {CONFIDENCE:.0%} intervals holding for all models at once (overlapping bars are "
+    figure.suptitle(f"Ranks with {CONFIDENCE:.0%} intervals holding for all models at once\n(overlapping bars are "
                     "not a pairwise test: the pairs not separated are named under each panel)", fontsize=8,
                     x=0.01, ha="left")
     return figure
