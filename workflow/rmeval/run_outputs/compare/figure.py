@@ -43,8 +43,7 @@ def draw(rows: Sequence[Mapping[str, Any]]) -> Figure:
                                 squeeze=False, layout="constrained", gridspec_kw={"height_ratios": heights})
     for axes, (bench, metric, members) in zip((line[0] for line in grid), panels, strict=True):
         _panel(axes, f"{bench}: {metric}", members)
-    figure.suptitle(f"Ranks with {CONFIDENCE:.0%} intervals holding for all models at once\n(overlapping bars are "
-                    "not a pairwise test: the pairs not separated are named under each panel)", fontsize=8,
+    figure.suptitle(f"Ranks with {CONFIDENCE:.0%} intervals holding for all models at once", fontsize=9,
                     x=0.01, ha="left")
     return figure
 
@@ -70,7 +69,7 @@ def _panel(axes: Any, title: str, rows: Sequence[Mapping[str, Any]]) -> None:
     axes.set_ylim(-0.7, count - 0.3)
     axes.grid(axis="x", color="#e5e5e5", linewidth=0.6)
     axes.set_title(title, loc="left", fontweight="bold")
-    axes.set_xlabel("rank (1 = best)\n" + separation_note(rows), fontsize=7)
+    axes.set_xlabel("rank (1 = best; overlapping bars are not a pairwise test)\n" + separation_note(rows), fontsize=7)
 
 
 def separation_note(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -83,8 +83,7 @@ def _pairs_text(not_separated: Sequence[tuple[str, str]], separated: Sequence[tu
 
 
 def ordered_line(label: str, rows: Sequence[Mapping[str, Any]]) -> str:
-    """One headline metric: the models best first, each with its value and rank interval, then the pairs the
-    pairwise intervals do not separate and those they do (never a group as one tie)."""
+    """One headline metric: the models best first, each with its value and rank interval, then the ties."""
     ranked = sorted(rows, key=lambda row: (not math.isfinite(row["rank"]), row["rank"], row["model"]))
     items = []
     for row in ranked:
@@ -95,8 +94,10 @@ def ordered_line(label: str, rows: Sequence[Mapping[str, Any]]) -> str:
         low, high = int(row["rank_low"]), int(row["rank_high"])
         span = f"rank {low}" if low == high else f"rank {low}-{high}"
         items.append(f"{row['model']}{mark} {_value(row['value'])} ({span})")
+    # the ties as pairs, those not separated and those separated, never a group as one tie (issue 45)
     pairs = _pairs_text(*pair_relations(rows))
-    return f"- **{label}**, best first: " + "; ".join(items) + (f". Pairs: {pairs}" if pairs else "") + "."
+    tie_text = f". Pairs: {pairs}" if pairs else ""
+    return f"- **{label}**, best first: " + "; ".join(items) + tie_text + "."
 
 
 def benchmark_lines(bench: Benchmark, comparisons: Sequence[Mapping[str, Any]],
