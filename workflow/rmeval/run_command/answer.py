@@ -114,8 +114,7 @@ def _direction(bench: Benchmark | None, metric: str) -> str:
 
 def leaderboard_lines(rows: list[dict[str, str]], inputs: AnswerInputs) -> list[str]:
     benchmarks = {bench.name: bench for bench in inputs.benchmarks}
-    lines = [f"Headlines with 95% intervals and ranks ({LEADERBOARD}; a rank interval holds for all models at once;",
-             f"{INDENT}tied with: the models not separated from this one, pair by pair, which need not be from each other)"]
+    lines = [f"Headlines with 95% intervals and ranks ({LEADERBOARD}; a rank interval holds for all models at once)"]
     for (name, metric), group in _grouped(rows, ("benchmark", "metric")).items():
         bench = benchmarks.get(name)
         lines.append(f"{INDENT}{bench.title if bench else name}: {metric}{_direction(bench, metric)}")
@@ -130,6 +129,9 @@ def leaderboard_lines(rows: list[dict[str, str]], inputs: AnswerInputs) -> list[
         if bench.name not in ranked:
             why = "its catalogue declares no comparison" if bench.compare is None else "none in the file"
             lines.append(f"{INDENT}{bench.title}: no headline rows ({why})")
+    if any(row.get("tied_with") for row in rows):  # a relation of pairs, not a group (issue 45)
+        lines.append(f"{INDENT}tied with: the models not separated from this one, pair by pair; two models tied with a "
+                     "third may still be separated from each other")
     return lines
 
 
