@@ -5,11 +5,12 @@ is a prompt, (domain, id), and its result the share of its cells won: of all nin
 three hard / normal / easy cells for a difficulty. A domain's score is the mean of its prompts' nine-cell shares
 (= the mean of its hard, normal and easy), so:
 
-- chat, math, code, safety: MOVER intervals on Wilson intervals of the per-prompt shares (Newcombe 1998; Zou &
-  Donner 2008), the exact McNemar test when every share is 0 or 1, else the paired sign-flip test;
+- chat, math, code, safety: Tango's (1998) score interval and its test on the discordant masses (each prompt's
+  positive and negative differences of shares; McNemar's asymptotic test when every share is 0 or 1), the test
+  the interval inverts (rmeval.paired_difference);
 - easy, normal, hard (the mean over the four domains) and the average (the mean of the four domain scores,
-  the headline): MOVER sums over the domains, which hold disjoint prompts, and the sign-flip test of the weighted
-  difference.
+  the headline): MOVER sums over the domains, which hold disjoint prompts (Zou & Donner 2008), and the p-value
+  that inverts them.
 Values are percentages, differences percentage points.
 """
 
@@ -36,10 +37,11 @@ PERCENT = 100.0
 AVERAGE = "average"
 WEIGHTS = [1 / len(DOMAINS)] * len(DOMAINS)
 METHOD = ("Two models on the same prompts; a prompt's result is its share of the 3 x 3 style cells won (chosen "
-          "reward strictly higher). Domains (all nine cells): MOVER intervals on Wilson intervals (Newcombe 1998; Zou "
-          "& Donner 2008), the exact McNemar test when every share is 0 or 1, else the paired sign-flip test. Easy, "
-          "normal, hard (their three cells) and the average: means over the four domains, MOVER sums and the "
-          "sign-flip test of the weighted difference.")
+          "reward strictly higher). Domains (all nine cells): Tango's (1998) score interval and its test on the "
+          "discordant masses (McNemar's asymptotic test when every share is 0 or 1), the test it inverts (a 95 % "
+          "interval leaves out 0 exactly when p < 0.05). Easy, normal, hard (their three cells) and the average: "
+          "means over the four domains, MOVER sums of the domains' intervals (Zou & Donner 2008) and the p-value "
+          "that inverts them.")
 
 
 def domain_metric(domain: str) -> str:
