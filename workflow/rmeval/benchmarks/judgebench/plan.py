@@ -72,25 +72,26 @@ def locked_files(context: PlanContext) -> tuple[dict[str, str], str | None]:
     return record.split_sha256(), record.resolved_revision()
 
 
-def file_problem(split: str, path: str, locked: str | None) -> Problem | None:
-    """Preflight's check of a present local split file: every problem `judgebench-prepare` would stop on (one line
-    each, file, line and pair, field), and the locked sha256 (None: fine)."""
+def file_problems(split: str, path: str, locked: str | None) -> list[Problem]:
+    """Preflight's check of a present local split file: every problem `judgebench-prepare` would stop on, one line
+    each (file, line and pair, field), or a sha256 other than the locked one ([] when fine)."""
     from pathlib import Path
 
-    from rmeval.benchmarks.judgebench.loading import problems_text, read_pairs
+    from rmeval.benchmarks.judgebench.loading import MAX_LISTED, read_pairs
     from rmeval.io.hashing import sha256_file
     from rmeval.preflight import Problem
 
     if not Path(path).is_file():
-        return None  # the FileNeed says so
+        return []  # the FileNeed says so
     if locked and sha256_file(path) != locked:
-        return Problem("judgebench.path", f"{path}: sha256 differs from the lock's ({locked[:16]}...)",
-                       "give the locked file, or leave `lock:` out", RULES)
+        return [Problem("judgebench.path", f"{path}: sha256 differs from the lock's ({locked[:16]}...)",
+                        "give the locked file, or leave `lock:` out", RULES)]
     _, problems = read_pairs(Path(path))
-    if problems:
-        return Problem("judgebench.path", problems_text(problems).replace("\n", "\n  "),
-                       f"fix the {split} file (JudgeBench's own fields: config/README.md)", RULES)
-    return None
+    fix = f"fix the {split} file (JudgeBench's own fields: config/README.md)"
+    found = [Problem("judgebench.path", problem, fix, RULES) for problem in problems[:MAX_LISTED]]
+    if len(problems) > MAX_LISTED:
+        found.append(Problem("judgebench.path", f"{path}: {len(problems) - MAX_LISTED} more problems", fix, RULES))
+    return found
 
 
 def needs(local: Mapping[str, str], locked: Mapping[str, str]) -> Needs:
@@ -105,7 +106,7 @@ def needs(local: Mapping[str, str], locked: Mapping[str, str]) -> Needs:
         files=tuple(FileNeed(key="judgebench.path", path=path, what=f"file not found: {path} (split {split})",
                              fix="put the official .jsonl files in the folder, or use `source: hub` where there is "
                                  "network", rules=RULES) for split, path in local.items()),
-        checks=tuple(Check(RULES, lambda split=split, path=path: file_problem(split, path, locked.get(split)))
+        checks=tuple(Check(RULES, lambda split=split, path=path: file_problems(split, path, locked.get(split)) or None)
                      for split, path in local.items()),
     )
 

@@ -102,5 +102,5 @@ def main(argv: list[str]) -> int:
             "sha256": item.sha256, **({"resolved_revision": item.resolved_revision} if args.source == "hub" else {}),
             "pairs": len(pairs), "categories": {**counts, OVERALL: len(pairs)}}
         print(f"judgebench-prepare: {item.split.name}: {len(pairs)} pairs from {item.path}")
-    write_json_atomic(manifest, out / "manifest.json")
+    write_json_atomic(manifest, out / "manifest.json", sort_keys=False)  # splits in config order
     return 0
