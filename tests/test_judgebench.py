@@ -216,3 +216,48 @@ def test_rmeval_run_turns_it_on_with_the_runs_models():
     assert overrides.problems({**config, "judgebench": {**config["judgebench"], "splits": ["gpt", "claude"]}}) == []
     assert any("judgebench.splits" in line for line in overrides.problems({**config, "judgebench": {
         **config["judgebench"], "splits": ["gemini"]}}))
+
+
+# ----------------------------------------------------------------------------- the Hub, and a rerun from the lock
+def test_the_hub_source_reads_the_cache_at_its_commit_and_records_it(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    snapshot = tmp_path / "hub" / "datasets--ScalerLab--JudgeBench" / "snapshots" / commit
+    write_folder(tmp_path / "in", ("gpt",))
+    (snapshot / "data").mkdir(parents=True)
+    (tmp_path / "in" / file_name("gpt")).rename(snapshot / SPLITS["gpt"].hub_file)
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    out = tmp_path / "out"
+    assert prepare.main(["--source", "hub", "--splits", "gpt", "--out", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["dataset"] == "ScalerLab/JudgeBench" and manifest["splits"]["gpt"]["resolved_revision"] == commit
+    record = lock.build({"manifest": out / "manifest.json"})
+    assert record.resolved_revision() == commit and lock.summary_rows(record)[0][2].startswith(
+        f"ScalerLab/JudgeBench@{commit}")
+    with pytest.raises(RmevalError, match="differ from the locked bytes"):
+        prepare.main(["--source", "hub", "--revision", commit, "--splits", "gpt", "--out", str(out),
+                      "--locked", json.dumps({"gpt": "0" * 64})])
+
+
+def test_a_run_following_a_lock_reads_its_commit_and_its_bytes(tmp_path, monkeypatch):
+    from rmeval.lock import lockfile
+    from rmeval.registry import load_registry
+    from rmeval.run_plan import PlanContext
+
+    record = lock.DataLock({"source": "hub", "dataset": "ScalerLab/JudgeBench", "revision": None,
+                            "splits": {"gpt": {"sha256": "a" * 64, "resolved_revision": "c" * 40}}})
+    monkeypatch.setattr(lockfile, "load_lock", lambda path: type("Lock", (), {"sections": {"judgebench": record}}))
+    config = {"models": ["length-baseline"], "judgebench": {"enabled": True, "source": "hub", "path": None,
+                                                           "revision": None, "splits": ["gpt"], "models": None}}
+    registry = load_registry(str(REPO_ROOT / "config" / "models.yaml"))
+    context = PlanContext(registry, {}, str, tmp_path, "locked.yaml")
+    planned = plan.plan(config, context)
+    settings = planned.settings["judgebench_prepare"]
+    assert settings["revision"] == "c" * 40 and settings["locked"] == {"gpt": "a" * 64}
+    assert planned.settings["judgebench_metrics"]["scored_models"] == ["length-baseline"]
+    unlocked = plan.plan(config, PlanContext(registry, {}, str, tmp_path, None)).settings["judgebench_prepare"]
+    assert unlocked["revision"] is None and unlocked["locked"] is None

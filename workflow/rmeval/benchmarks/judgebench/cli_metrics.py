@@ -16,7 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval judgebench-metrics", description=__doc__)
     parser.add_argument("--data", required=True, help="the prepared folder (data/<split>.parquet, pairwise/...)")
     parser.add_argument("--scores", required=True, help="folder of {model}/<split>.parquet")
-    parser.add_argument("--models", nargs="*", default=[], help="the scored models, in table order")
+    parser.add_argument("--scored-models", nargs="*", default=[],
+                        help="the scored models' names, in table order (not model entries)")
     parser.add_argument("--splits", nargs="+", default=schema_default("judgebench.splits"))
     parser.add_argument("--out", required=True, help="folder of the tables (results/tables)")
     parser.add_argument("--pairs", required=True, help="the per-pair CSV")
@@ -52,7 +53,7 @@ def main(argv: list[str]) -> int:
     from rmeval.benchmarks.judgebench import metrics, tables
 
     args = cli_settings.parse_args(build_parser(), argv)
-    found = read_outcomes(Path(args.data), Path(args.scores), list(args.models), list(args.splits))
+    found = read_outcomes(Path(args.data), Path(args.scores), list(args.scored_models), list(args.splits))
     modes = {item.model: item.mode for item in found}
     out = Path(args.out)
     outputs = benchmark("judgebench")  # the files it writes, by key: their names come from its catalogue
@@ -62,5 +63,5 @@ def main(argv: list[str]) -> int:
                          outputs.get("subsets").stem)
     tables.capability_table(rows, modes, out / Path(outputs.get("capability").path).name)
     tables.pairs_file([record for item in found for record in metrics.pair_records(item)], Path(args.pairs))
-    print(f"judgebench-metrics: {len(args.models)} model(s) x {len(args.splits)} split(s) -> {out}")
+    print(f"judgebench-metrics: {len(args.scored_models)} model(s) x {len(args.splits)} split(s) -> {out}")
     return 0

@@ -148,7 +148,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
             PREPARE_RULE: {"source": section["source"], "revision": revision, "splits": list(splits),
                            "locked": {split: locked[split] for split in splits if split in locked} or None,
                            **({"path": folder} if local else {})},
-            METRICS_RULE: {"data": ROOT, "scores": scores_dir(BENCHMARK.name), "models": list(own.models),
+            METRICS_RULE: {"data": ROOT, "scores": scores_dir(BENCHMARK.name), "scored_models": list(own.models),
                            "splits": list(splits)},
         },
         lock_inputs={"manifest": MANIFEST},
