@@ -180,6 +180,7 @@ def test_prepare_writes_both_tables_and_the_manifest_and_a_changed_file_is_stopp
                          "--out", str(out)]) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["splits"]["gpt"]["pairs"] == 12 and manifest["splits"]["claude"]["categories"]["overall"] == 8
+    assert manifest["splits"]["gpt"]["published_bytes"] is False  # our own fixture, not the authors' file
     assert len(pd.read_parquet(out / "pairwise" / "claude.parquet")) == 3 * 8
     record = lock.build({"manifest": out / "manifest.json"})
     parsed = lock.parse(record.to_dict(), "lock.yaml")

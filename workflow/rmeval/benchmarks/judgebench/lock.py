@@ -68,8 +68,10 @@ def summary_rows(record: DataLock) -> list[SummaryRow]:
     for split, item in (data.get("splits") or {}).items():
         origin = (f"{data.get('dataset')}@{item.get('resolved_revision') or data.get('revision') or 'main'}"
                   if data["source"] == "hub" else str(item.get("file")))
+        published = {True: ", the published bytes", False: ", not the published bytes"}.get(
+            item.get("published_bytes"), "")
         rows.append(("dataset", f"judgebench {split}",
-                     f"{origin} sha256 {str(item['sha256'])[:16]}: {item.get('pairs')} pairs"))
+                     f"{origin} sha256 {str(item['sha256'])[:16]}{published}: {item.get('pairs')} pairs"))
     return rows
 
 

@@ -30,6 +30,7 @@ class Split:
     name: str
     response_model: str
     pairs: int  # in the official release
+    release_sha256: str  # of the GitHub file (ScalerLab/JudgeBench@e2c52c2 data/): the published bytes
 
     @property
     def github_file(self) -> str:
@@ -41,8 +42,10 @@ class Split:
 
 
 SPLITS: dict[str, Split] = {
-    "gpt": Split("gpt", "gpt-4o-2024-05-13", 350),
-    "claude": Split("claude", "claude-3-5-sonnet-20240620", 270),
+    "gpt": Split("gpt", "gpt-4o-2024-05-13", 350,
+                 "d5106306b38dead1b2e964ecf5534a3e7b2fc4b8d3b8da327599edfcebd76042"),
+    "claude": Split("claude", "claude-3-5-sonnet-20240620", 270,
+                    "3b70504588e400613bf5744a20a345da8701b7150be9a30c9db0e6f3d7b70a62"),
 }
 
 

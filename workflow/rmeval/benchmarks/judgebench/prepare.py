@@ -2,7 +2,8 @@
 reward-model table and the pairwise-judge table (rmeval.benchmarks.judgebench.loading), and a manifest.
 
 The manifest records each split file's origin (the Hub id, the configured revision and the commit it resolved to,
-or the local path), its sha256, its pairs and their count per category: the lock reads it. With `--locked`
+or the local path), its sha256 and whether those are the published bytes (the authors' GitHub file), its pairs and
+their count per category: the lock reads it. With `--locked`
 (split -> sha256, from the lock a run follows) a file whose bytes differ stops the stage before anything is written.
 """
 
@@ -100,7 +101,9 @@ def main(argv: list[str]) -> int:
         manifest["splits"][item.split.name] = {
             "file": str(item.path) if args.source == "local" else item.split.hub_file,
             "sha256": item.sha256, **({"resolved_revision": item.resolved_revision} if args.source == "hub" else {}),
-            "pairs": len(pairs), "categories": {**counts, OVERALL: len(pairs)}}
-        print(f"judgebench-prepare: {item.split.name}: {len(pairs)} pairs from {item.path}")
+            "pairs": len(pairs), "categories": {**counts, OVERALL: len(pairs)},
+            "published_bytes": item.sha256 == item.split.release_sha256}
+        same = "the published bytes" if item.sha256 == item.split.release_sha256 else "not the published bytes"
+        print(f"judgebench-prepare: {item.split.name}: {len(pairs)} pairs from {item.path} ({same})")
     write_json_atomic(manifest, out / "manifest.json", sort_keys=False)  # splits in config order
     return 0
