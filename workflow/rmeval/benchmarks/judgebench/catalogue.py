@@ -57,5 +57,6 @@ BENCHMARK = Benchmark(
     summary_inputs=("subsets",),  # its overall rows, with their mode (a baseline is named as one)
     report_section="judgebench_section.rst",
     # Which model is better on the same pairs (rmeval compare): per split, each category and overall (compare.py)
-    compare=ModelComparison(provider=f"{PKG}.compare:comparison_part", reads_items=True),
+    compare=ModelComparison(provider=f"{PKG}.compare:comparison_part", reads_items=True,
+                            run_settings={"splits": "judgebench.splits"}),
 )

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rmeval import cli_settings
+
+if TYPE_CHECKING:
+    from rmeval.benchmarks.judgebench.metrics import Outcomes
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def read_outcomes(data_dir: Path, scores_dir: Path, models: list[str], splits: list[str]) -> list:
+def read_outcomes(data_dir: Path, scores_dir: Path, models: list[str], splits: list[str]) -> list[Outcomes]:
     """Each (model, split)'s outcomes, split-major: the table the model's score job read is the one its score file
     fits (verdicts: the pairwise table)."""
     import pandas as pd

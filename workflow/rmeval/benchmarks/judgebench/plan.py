@@ -114,6 +114,7 @@ def needs(local: Mapping[str, str], locked: Mapping[str, str]) -> Needs:
 def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from rmeval.benchmarks.catalogue import scores_dir
     from rmeval.benchmarks.judgebench.loading import local_file, split_names
+    from rmeval.benchmarks.judgebench.official import SPLITS
     from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
 
     section = config[BENCHMARK.enabled_by]
@@ -128,7 +129,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     if local and not section["path"]:
         raise RmevalError("config: judgebench.source is local but judgebench.path is not set")
     folder = context.locate(section["path"]) if local else None
-    local_inputs = {split: str(local_file(folder, split_names([split], "")[0])) for split in splits} if local else {}
+    local_inputs = {split: str(local_file(folder, SPLITS[split])) for split in splits} if local else {}
     locked, locked_revision = locked_files(context)
     revision = section["revision"] if section["revision"] or local else locked_revision
     own = JudgeBenchPlan(splits, local_inputs, tuple(specs), pairwise)
