@@ -44,7 +44,8 @@ def read_model(context: CompareContext, model: str, data_root: Path) -> Correct:
     from rmeval.benchmarks.judgebench.metrics import PAIRWISE_JUDGE, outcomes, score_mode
 
     items: dict[str, dict[str, float]] = {}
-    for split in context.options.get("splits") or SPLITS:  # the run's splits; by hand, every one scored
+    # The run's splits (by hand: `--options '{"judgebench": {"splits": [...]}}'`, default the schema's)
+    for split in context.options.get("splits") or SPLITS:
         path = context.scores / model / f"{split}.parquet"
         if not path.is_file():
             continue
