@@ -9,7 +9,7 @@ rule rmb_prepare:
         PLAN.own("rmb")["local_inputs"],
     output:
         table="results/rmb/data/texts.parquet",
-        items="results/rmb/data/items.parquet",
+        item_table="results/rmb/data/items.parquet",
         manifest="results/rmb/data/manifest.json",
     params:
         settings=stage_settings("rmb", "rmb_prepare"),  # source, path or revision, download folder, lock
@@ -28,7 +28,7 @@ rule rmb_prepare:
 rule rmb_metrics:
     input:
         data="results/rmb/data/texts.parquet",
-        items="results/rmb/data/items.parquet",
+        item_table="results/rmb/data/items.parquet",
         scores=PLAN.score_files("rmb"),
     output:
         **rule_outputs("rmb", "rmb_metrics"),

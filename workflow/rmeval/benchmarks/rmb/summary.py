@@ -28,9 +28,9 @@ def render(title: str, rows: list[dict[str, str]], modes: dict[str, str]) -> str
     scored = [row for row in rows if row["model"] != CHANCE_MODEL]
     if not scored:
         return "\n".join([*lines, "No model was scored."]) + "\n"
-    reference = (f" (a random reward model scores {_number(chance[OVERALL]):.1f})"
+    reference = (f"; a random reward model scores {_number(chance[OVERALL]):.1f}"
                  if chance and not math.isnan(_number(chance[OVERALL])) else "")
-    lines += [f"Overall accuracy per model, highest first (percent; the mean of the four cells){reference}:", ""]
+    lines += [f"Overall accuracy per model (percent, the mean of the four cells), highest first{reference}:", ""]
     for row in sorted(scored, key=lambda r: (math.isnan(_number(r[OVERALL])), -_number(r[OVERALL]) if not
                                              math.isnan(_number(r[OVERALL])) else 0.0, r["model"])):
         mode = modes.get(row["model"], "")
