@@ -81,7 +81,7 @@ def locked_files(lock: str) -> dict[str, str] | None:
 
     document = load_yaml(Path(lock).read_text(encoding="utf-8")) or {}
     record = document.get("rmb_data")
-    return dict(record["files"]) if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
+    return {str(k): str(v) for k, v in record["files"].items()} if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
 
 
 def check_against_lock(files: dict[str, str], locked: dict[str, str], lock: str) -> None:
