@@ -133,8 +133,8 @@ def read_folder(root: str | Path) -> tuple[list[Item], list[str]]:
 
 def message(root: str | Path, problems: list[str]) -> str:
     shown = problems[:MAX_LINES]
-    more = f"\n  ... and {len(problems) - MAX_LINES} more" if len(problems) > MAX_LINES else ""
-    return f"{root}: {len(problems)} problem(s) in the RMB data:\n  " + "\n  ".join(shown) + more
+    more = f"\n    ... and {len(problems) - MAX_LINES} more" if len(problems) > MAX_LINES else ""
+    return f"{root}: {len(problems)} problem(s) in the RMB data:\n    " + "\n    ".join(shown) + more
 
 
 def read_checked(root: str | Path) -> list[Item]:
