@@ -86,7 +86,7 @@ def test_the_tables_are_the_official_rules_on_the_score_files(rmb_run):
     for model in MODELS:
         rewards = pd.read_parquet(results / f"scores/rmb/{model}/texts.parquet").set_index("id")["reward"]
         expected = official_cells(rmb_run.workdir / "inputs/RMB_dataset",
-                                  lambda turns, answer: rewards[text_id(tuple(turns), answer)])
+                                  lambda turns, answer, rewards=rewards: rewards[text_id(tuple(turns), answer)])
         assert {name: table[model][name] for name in expected} == {n: f"{v:.12g}" for n, v in expected.items()}
     # the length baseline from the texts alone: a pair won when the chosen answer is longer, a best-of-N item when
     # the best is strictly longest (b103's best ties a loser: lost), whatever its score file says

@@ -14,7 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval rmb-metrics", description=__doc__)
     parser.add_argument("--data", required=True, help="the prepared texts table (rmeval rmb-prepare); items beside it")
     parser.add_argument("--scores", help="folder of {model}/texts.parquet (default: results/scores/rmb)")
-    parser.add_argument("--models", nargs="*", default=[], help="the scored models, in table order")
+    parser.add_argument("--scored-models", nargs="*", default=[], help="the scored models' names, in table order")
     parser.add_argument("--out", required=True, help="folder of the tables (results/tables)")
     cli_settings.add_settings_argument(parser)
     return parser
@@ -49,7 +49,7 @@ def main(argv: list[str]) -> int:
     chance, chance_scenarios = chance_rows(items)
     main_rows.append(chance)
     scenario_rows += chance_scenarios
-    for model in args.models:
+    for model in args.scored_models:
         path = Path(args.scores or scores_dir(NAME)) / model / f"{TABLE}.parquet"
         rewards, mode = rewards_of(texts, pd.read_parquet(path), path)
         row, per_scenario = model_rows(model, mode, layout.frame(rewards))
@@ -60,5 +60,5 @@ def main(argv: list[str]) -> int:
     main_table(main_rows, out, outputs.get("main").stem)
     scenarios_table(scenario_rows, out, outputs.get("scenarios").stem)
     capability_table(main_rows, out / Path(outputs.get("capability").path).name)
-    print(f"rmb-metrics: {len(args.models)} model(s) -> {out}")
+    print(f"rmb-metrics: {len(args.scored_models)} model(s) -> {out}")
     return 0

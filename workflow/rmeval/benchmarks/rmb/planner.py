@@ -73,7 +73,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         score_jobs=(ScoreJobs(bench.stage(SCORE_RULE), models, (TABLE,), lambda model, table: DATA),),
         needs=needs,
         pending={PREPARE_RULE: [DATA]},
-        settings={PREPARE_RULE: prepare, METRICS_RULE: {"models": list(models)}},
+        settings={PREPARE_RULE: prepare, METRICS_RULE: {"scored_models": list(models)}},
         lock_inputs={"manifest": MANIFEST},
         lock_files=(MANIFEST,),
         own={"local_inputs": [str(Path(p).relative_to(context.workdir)) if Path(p).is_relative_to(context.workdir)
