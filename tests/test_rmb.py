@@ -135,7 +135,7 @@ def official_tables(root: Path, reward_of) -> dict[str, float]:
     """The four cells and overall, re-stated from the raw files (json + ast.literal_eval), not rmeval's loader:
     - pairwise, eval/scripts/my_run_rm.py l. 324 / 396: `results.append(1) if chosen > rejected else
       results.append(0)`, ACC = sum(results) / len(results) (l. 420) over the cell's pairs;
-    - BoN, the paper (Zhou et al. 2025, Sec. 3; no script in the repository): an item counts when the best
+    - BoN, the paper (Zhou et al. 2025, arXiv:2410.09893; no script in the repository): an item counts when the best
       response's reward is higher than every loser's."""
     import ast
 

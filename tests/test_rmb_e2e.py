@@ -36,7 +36,7 @@ def _parse(value):
 def official_cells(root: Path, reward_of) -> dict[str, float]:
     """The four cells and overall from the raw files: pairwise as eval/scripts/my_run_rm.py (l. 324 / 396:
     `1 if chosen > rejected else 0`; ACC = sum / len, l. 420), BoN as the paper defines it (Zhou et al. 2025,
-    Sec. 3: the best response's reward above every loser's; no script in the repository)."""
+    arXiv:2410.09893: the best response's reward above every loser's; no script in the repository)."""
     results: dict[str, list[int]] = {}
     for path in sorted(root.rglob("*.json")):
         kind, goal = path.relative_to(root).parts[:2]

@@ -3,7 +3,7 @@
 - Pairwise: correct when the chosen response's reward is strictly higher than the rejected one's, a tie a loss
   (eval/scripts/my_run_rm.py: `1 if chosen > rejected else 0`).
 - Best-of-N: correct only when the best response's reward is strictly higher than every loser's (the paper's BoN
-  accuracy, Zhou et al. 2025, Sec. 3; the repository publishes no BoN script, so this follows the paper, not code).
+  accuracy, Zhou et al. 2025, arXiv:2410.09893; the repository publishes no BoN script, so this follows the paper, not code).
 """
 
 from __future__ import annotations

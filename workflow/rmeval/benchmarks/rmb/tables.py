@@ -27,10 +27,10 @@ SCENARIO_COLUMNS = (Column("model", "Model"), Column("mode", "Mode"), Column("se
 RULES_NOTE = (
     "Pairwise: a pair counts when the chosen response's reward is strictly higher than the rejected one's, a tie a "
     "loss (eval/scripts/my_run_rm.py). BoN: an item counts only when the best response's reward is strictly higher "
-    "than every loser's, the paper's definition (Zhou et al. 2025, Sec. 3); the repository publishes no BoN script, "
-    "so these numbers follow the paper, not code. Each cell averages its items (micro), as the official script's "
-    "accuracy over the pairs it loads; Overall is the mean of the four cells. Each distinct response text is scored "
-    "once per model.")
+    "than every loser's, the paper's definition (Zhou et al. 2025, arXiv:2410.09893, its best-of-N evaluation); "
+    "the repository publishes no BoN script, so these numbers follow the paper, not code. Each cell averages its "
+    "items (micro), as the official script's accuracy over the pairs it loads (a folder run); Overall is the mean of "
+    "the four cells. Each distinct response text is scored once per model.")
 MODE_NOTE = ("Mode: classifier or judge (direct) for a reward model; baseline for the chance row (pairwise 1/2, BoN "
              "the mean of 1/N); `<kind> baseline` for a trivial baseline scored as a model (no weights: length = the "
              "response's characters, random = a seeded random reward, constant = a tie everywhere).")
