@@ -34,6 +34,15 @@ def folder_problem(path: str, rules: frozenset[str]) -> Any:
                    "fix the files (the official layout: config/README.md, `rmb`)", rules)
 
 
+def json_files(path: str, workdir: Path) -> list[str]:
+    """The local folder's data files, the prepare rule's inputs (a changed file reruns it), named as the config
+    names the folder: relative to the working directory, or absolute."""
+    folder = Path(path)
+    if folder.is_absolute():
+        return sorted(str(file) for file in folder.rglob("*.json"))
+    return sorted(str(file.relative_to(workdir)) for file in (workdir / folder).rglob("*.json"))
+
+
 def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from rmeval.benchmarks import benchmark
     from rmeval.preflight import Check, Needs, UrlNeed
@@ -65,7 +74,6 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     models = tuple(specs)
     prepare = {"source": section["source"], "revision": section["revision"], "download": DOWNLOAD,
                **({"path": path} if local else {}), **({"lock": context.lock_path} if context.lock_path else {})}
-    local_files = sorted(str(p) for p in Path(context.workdir, str(path)).rglob("*.json")) if local else []
     return BenchmarkPlan(
         name=NAME,
         models=specs,
@@ -76,6 +84,5 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         settings={PREPARE_RULE: prepare, METRICS_RULE: {"scored_models": list(models)}},
         lock_inputs={"manifest": MANIFEST},
         lock_files=(MANIFEST,),
-        own={"local_inputs": [str(Path(p).relative_to(context.workdir)) if Path(p).is_relative_to(context.workdir)
-                              else p for p in local_files]},
+        own={"local_inputs": json_files(str(path), context.workdir) if local else []},
     )
