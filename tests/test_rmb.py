@@ -10,6 +10,7 @@ import io
 import json
 import math
 import pickle
+import re
 import tarfile
 import threading
 from functools import partial
@@ -284,3 +285,32 @@ def test_the_lock_section_records_every_file(tmp_path):
     locked = tmp_path / "lock.yaml"
     locked.write_text("rmb_data:\n  source: local\n  files:\n    a.json: " + "ab" * 32 + "\n")
     assert prepare.locked_files(str(locked)) == {"a.json": "ab" * 32}
+
+
+def test_preflight_names_every_problem_of_a_local_folder(tmp_path):
+    from rmeval.benchmarks.rmb.planner import folder_problem
+
+    files = json.loads(json.dumps(OFFICIAL))
+    files["Pairwise_set/Harmlessness/S1.json"][0]["chosen"] = "{'answer': "
+    files["BoN_set/Harmlessness/S1.json"][0].pop("category_path")
+    root = write_layout(tmp_path / "RMB_dataset", files)
+    problem = folder_problem(str(root), frozenset({"rmb_prepare"}))
+    lines = problem.line().splitlines()
+    assert problem.key == "rmb.path" and lines[0].endswith("2 problem(s) in the RMB data:")
+    assert lines[1].strip().startswith("Pairwise_set/Harmlessness/S1.json: item 0 (pair_uid='4'): field 'chosen': "
+                                       "not a Python literal")
+    assert lines[2].strip().startswith("BoN_set/Harmlessness/S1.json: item 0 (bon_uid='b3'): missing field(s) "
+                                       "['category_path']")
+    assert folder_problem(str(write_layout(tmp_path / "good")), frozenset()) is None
+
+
+@pytest.mark.parametrize(("turns", "expected"), [
+    ([], "expected a non-empty list of turns"),
+    ("hello", "expected a non-empty list of turns, got str"),
+    ([{"role": "assistant", "content": "x"}], "[0]: field 'role' is 'assistant'"),
+    ([{"role": "user", "content": 3}], "[0]: field 'content' is int, not text"),
+    ([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}], "the last turn is the assistant's"),
+])
+def test_a_conversation_must_alternate_from_the_user_and_end_on_the_user(turns, expected):
+    with pytest.raises(RmevalError, match=re.escape(expected)):
+        check_turns(turns, "where")
