@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rmeval.benchmarks.rmb.layout import CELLS, OVERALL, TITLE
+from rmeval.benchmarks.rmb.layout import CELLS, OVERALL
 from rmeval.errors import RmevalError
 from rmeval.paired_difference import (
     Difference,
@@ -25,6 +25,8 @@ from rmeval.paired_difference import (
 )
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from rmeval.run_outputs.compare.parts import CompareContext, ComparisonPart
 
 PERCENT = 100.0
@@ -60,9 +62,14 @@ class Engine:
         return out
 
 
-def cell_results(frame) -> dict[str, np.ndarray]:  # noqa: ANN001 - a pandas frame of one model's items
-    return {cell.column: frame.loc[(frame["kind"] == cell.kind) & (frame["goal"] == cell.goal), "correct"].to_numpy()
-            for cell in CELLS if ((frame["kind"] == cell.kind) & (frame["goal"] == cell.goal)).any()}
+def cell_results(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """A cell's 0/1 item results (`metrics.Layout.frame`: one row per item), for each cell that has items."""
+    out = {}
+    for cell in CELLS:
+        chosen = (frame["kind"] == cell.kind) & (frame["goal"] == cell.goal)
+        if chosen.any():
+            out[cell.column] = frame.loc[chosen, "correct"].to_numpy()
+    return out
 
 
 def comparison_part(context: CompareContext) -> ComparisonPart:
@@ -90,8 +97,8 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
     engine = Engine(results)
     if results and not engine.complete:
         notes.append("not every one of the four cells ran: no overall score, and no leaderboard row.")
-    labels = {cell.column: cell.label for cell in CELLS}
-    metrics = tuple(Metric(name, labels.get(name, f"{TITLE.split(' (')[0]} overall"), True, name == OVERALL, 2, "%")
+    labels = {**{cell.column: cell.label for cell in CELLS}, OVERALL: "RMB overall"}
+    metrics = tuple(Metric(name, labels[name], True, name == OVERALL, 2, "%")
                     for name in [*engine.cells, *([OVERALL] if engine.complete else [])])
     models = tuple(results)
     estimates = {(name, model): interval for model in models for name, interval in engine.estimates(model).items()}
