@@ -168,7 +168,7 @@ def test_the_tables_equal_the_official_rules_to_the_last_digit(tmp_path, seed):
     rng = np.random.default_rng(seed)
     rewards = rng.integers(0, 3, len(texts)).astype(float)  # few values: ties everywhere
     by_id = dict(zip(texts["id"], rewards, strict=True))
-    ours, _ = metrics.model_rows("m", "classifier", metrics.Layout.of(texts, rows).frame(rewards))
+    ours, _ = metrics.model_rows("m", "classifier", metrics.Layout.of(texts, rows).frame(rewards), "items")
     expected = official_tables(root, lambda turns, answer: by_id[loading.text_id(turns, answer)])
     assert {name: ours[name] for name in expected} == expected  # exact, not approx
 
@@ -178,7 +178,7 @@ def test_the_length_baseline_follows_from_the_texts(tmp_path):
     texts, rows = loading.tables(loading.read_checked(root))
     ours, scenarios = metrics.model_rows("length", "length baseline",
                                          metrics.Layout.of(texts, rows).frame(texts["response"].str.len()
-                                                                             .to_numpy(dtype=float)))
+                                                                             .to_numpy(dtype=float)), "items")
     # pairwise helpfulness: 1 won, the MULTI pair lost (shorter chosen), the identical pair tied (a loss); every
     # best-of-N best is the longest
     assert ours["helpfulness_pairwise"] == 100 * (1 / 3) and ours["harmlessness_pairwise"] == 100.0
@@ -189,10 +189,42 @@ def test_the_length_baseline_follows_from_the_texts(tmp_path):
         ("Pairwise", "Harmlessness/S1"): 1, ("Pairwise", "Helpfulness/Chat/Discussion"): 3}
 
 
+def test_a_cell_averaged_over_scenarios_and_the_comparison_agree_with_the_table(tmp_path):
+    """`rmb.average: scenarios`: a cell is the mean of its scenarios' accuracies; the comparison's estimates (the
+    leaderboard's values) are the table's, under either average."""
+    from rmeval.benchmarks.rmb.compare import Engine, cell_results
+
+    files = json.loads(json.dumps(OFFICIAL))
+    files["Pairwise_set/Helpfulness/Code/Documentation.json"] = [  # a second helpfulness scenario, of one pair
+        {"pair_uid": "9", "conversation_input": [_u("Doc?")], "chosen": _r("A docstring."), "reject": _r("No."),
+         "category_path": "Pairwise_set/Helpfulness/Code/Documentation"}]
+    texts, rows = loading.tables(loading.read_checked(write_layout(tmp_path / "RMB_dataset", files)))
+    layout = metrics.Layout.of(texts, rows)
+    lengths = texts["response"].str.len().to_numpy(dtype=float)
+    by_scenario, _ = metrics.model_rows("length", "length baseline", layout.frame(lengths), "scenarios")
+    # Chat/Discussion: 1 of 3 pairs won; Code/Documentation: 1 of 1 -> (100/3 + 100) / 2, not 2 of 4 = 50
+    assert by_scenario["helpfulness_pairwise"] == float(np.mean([100 * (1 / 3), 100.0]))
+    by_items, _ = metrics.model_rows("length", "length baseline", layout.frame(lengths), "items")
+    assert by_items["helpfulness_pairwise"] == 50.0
+    flipped = -lengths  # a second model: the shortest response wins
+    for average, table in (("items", by_items), ("scenarios", by_scenario)):
+        engine = Engine({"length": cell_results(layout.frame(lengths), average),
+                         "short": cell_results(layout.frame(flipped), average)})
+        estimates = engine.estimates("length")
+        assert {name: estimates[name].estimate for name in (*[c.column for c in CELLS], OVERALL)} == \
+            pytest.approx({name: table[name] for name in (*[c.column for c in CELLS], OVERALL)}, abs=1e-9)
+        short, _ = metrics.model_rows("short", "classifier", layout.frame(flipped), average)
+        difference = engine.compare("length", "short")[OVERALL]
+        assert difference.difference == pytest.approx(table[OVERALL] - short[OVERALL], abs=1e-9)
+        low, high = difference.interval.at(0.95)
+        assert low <= difference.difference <= high
+
+
 def test_a_missing_cell_leaves_overall_empty(tmp_path):
     root = write_layout(tmp_path / "RMB_dataset", {k: v for k, v in OFFICIAL.items() if "Harmlessness" not in k})
     texts, rows = loading.tables(loading.read_checked(root))
-    ours, _ = metrics.model_rows("m", "classifier", metrics.Layout.of(texts, rows).frame(np.zeros(len(texts))))
+    ours, _ = metrics.model_rows("m", "classifier", metrics.Layout.of(texts, rows).frame(np.zeros(len(texts))),
+                                 "items")
     assert math.isnan(ours["harmlessness_bon"]) and math.isnan(ours[OVERALL])
 
 

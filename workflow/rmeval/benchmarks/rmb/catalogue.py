@@ -48,5 +48,6 @@ BENCHMARK = Benchmark(
     summary_section=f"{PACKAGE}.summary:summary_section",
     summary_inputs=("main", "scenarios"),
     report_section="rmb_section.rst",
-    compare=ModelComparison(provider=f"{PACKAGE}.compare:comparison_part", reads_items=True),
+    compare=ModelComparison(provider=f"{PACKAGE}.compare:comparison_part", reads_items=True,
+                            run_settings={"average": "rmb.average"}),
 )

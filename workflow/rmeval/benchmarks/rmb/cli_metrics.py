@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rmeval import cli_settings
+from rmeval.config_check import schema_default
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,11 +17,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scores", help="folder of {model}/texts.parquet (default: results/scores/rmb)")
     parser.add_argument("--scored-models", nargs="*", default=[], help="the scored models' names, in table order")
     parser.add_argument("--out", required=True, help="folder of the tables (results/tables)")
+    parser.add_argument("--average", choices=["items", "scenarios"], default=schema_default("rmb.average"),
+                        help="a cell's mean over its items, or over its scenarios' accuracies")
     cli_settings.add_settings_argument(parser)
     return parser
 
 
-def chance_rows(items: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def chance_rows(items: Any, average: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A random scorer's expected accuracy: 1/N per item (1/2 a pair; N responses of a BoN item, continuous
     rewards, no ties)."""
     from rmeval.benchmarks.rmb.metrics import model_rows
@@ -28,7 +31,7 @@ def chance_rows(items: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
     sizes = items.groupby(["kind", "item_id"], sort=False).agg(goal=("goal", "first"), scenario=("scenario", "first"),
                                                                n=("k", "size")).reset_index()
-    return model_rows("Random (chance)", CHANCE, sizes.assign(correct=1.0 / sizes["n"]))
+    return model_rows("Random (chance)", CHANCE, sizes.assign(correct=1.0 / sizes["n"]), average)
 
 
 def main(argv: list[str]) -> int:
@@ -46,19 +49,19 @@ def main(argv: list[str]) -> int:
     texts, items = pd.read_parquet(data), pd.read_parquet(data.with_name("items.parquet"))
     layout = Layout.of(texts, items)
     main_rows, scenario_rows = [], []
-    chance, chance_scenarios = chance_rows(items)
+    chance, chance_scenarios = chance_rows(items, args.average)
     main_rows.append(chance)
     scenario_rows += chance_scenarios
     for model in args.scored_models:
         path = Path(args.scores or scores_dir(NAME)) / model / f"{TABLE}.parquet"
         rewards, mode = rewards_of(texts, pd.read_parquet(path), path)
-        row, per_scenario = model_rows(model, mode, layout.frame(rewards))
+        row, per_scenario = model_rows(model, mode, layout.frame(rewards), args.average)
         main_rows.append(row)
         scenario_rows += per_scenario
     outputs = benchmark(NAME)
     out = Path(args.out)
-    main_table(main_rows, out, outputs.get("main").stem)
-    scenarios_table(scenario_rows, out, outputs.get("scenarios").stem)
+    main_table(main_rows, out, outputs.get("main").stem, args.average)
+    scenarios_table(scenario_rows, out, outputs.get("scenarios").stem, args.average)
     capability_table(main_rows, out / Path(outputs.get("capability").path).name)
     print(f"rmb-metrics: {len(args.scored_models)} model(s) -> {out}")
     return 0

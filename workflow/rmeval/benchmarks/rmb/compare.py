@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rmeval.benchmarks.rmb.layout import CELLS, OVERALL
+from rmeval.benchmarks.rmb.layout import CELLS, ITEMS, OVERALL
 from rmeval.errors import RmevalError
 from rmeval.paired_difference import (
     Difference,
@@ -31,44 +31,60 @@ if TYPE_CHECKING:
 
 PERCENT = 100.0
 METHOD = ("Two models on the same RMB items (a pair counts when the chosen reward is strictly higher; a best-of-N "
-          "item only when the best reward beats every loser's strictly). Cells (items of one goal and set): "
-          "Newcombe's (1998) hybrid score interval for paired proportions and the exact McNemar test on the "
-          "discordant items. Overall (the mean of the four cells): a MOVER sum of the cells' intervals (Zou & Donner "
-          "2008) and the paired randomization (sign-flip) test of the weighted difference.")
+          "item only when the best reward beats every loser's strictly). Cells (items of one goal and set, averaged over "
+          "items): Newcombe's (1998) hybrid score interval for paired proportions and the exact McNemar test on the "
+          "discordant items; averaged over scenarios (rmb.average: scenarios), and Overall (the mean of the four "
+          "cells): MOVER sums of the parts' intervals (Zou & Donner 2008) and the paired randomization (sign-flip) "
+          "test of the weighted difference.")
 
 
 class Engine:
-    """Per model, each cell's 0/1 item results in the prepared order (the same items for every model)."""
+    """Per model, each cell's 0/1 item results in parts (the same items for every model): one part holding all its
+    items (`rmb.average: items`), or one per scenario, each weighing 1/S (`scenarios`)."""
 
-    def __init__(self, results: dict[str, dict[str, np.ndarray]]) -> None:
+    def __init__(self, results: dict[str, dict[str, list[np.ndarray]]]) -> None:
         self.results = results
         first = next(iter(results.values()), {})
         self.cells = [cell.column for cell in CELLS if cell.column in first]
         self.complete = len(self.cells) == len(CELLS)
 
+    def _weights(self, model: str, cell: str) -> list[float]:
+        parts = self.results[model][cell]
+        return [1 / len(parts)] * len(parts)
+
     def estimates(self, model: str) -> dict[str, Interval]:
-        parts = {cell: wilson_mean(self.results[model][cell].tolist()) for cell in self.cells}
-        out = {cell: interval.scaled(PERCENT) for cell, interval in parts.items()}
+        parts = {cell: [wilson_mean(items.tolist()) for items in self.results[model][cell]] for cell in self.cells}
+        out = {cell: (intervals[0] if len(intervals) == 1 else weighted_sum(intervals, self._weights(model, cell))
+                      ).scaled(PERCENT) for cell, intervals in parts.items()}
         if self.complete:
-            out[OVERALL] = weighted_sum(list(parts.values()), [1 / len(parts)] * len(parts)).scaled(PERCENT)
+            out[OVERALL] = weighted_sum([i for cell in self.cells for i in parts[cell]],
+                                        [w / len(self.cells) for cell in self.cells
+                                         for w in self._weights(model, cell)]).scaled(PERCENT)
         return out
 
     def compare(self, a: str, b: str) -> dict[str, Difference]:
-        parts = {cell: paired_bounded(self.results[a][cell].tolist(), self.results[b][cell].tolist())
+        parts = {cell: [paired_bounded(x.tolist(), y.tolist())
+                        for x, y in zip(self.results[a][cell], self.results[b][cell], strict=True)]
                  for cell in self.cells}
-        out = {cell: difference.scaled(PERCENT) for cell, difference in parts.items()}
+        out = {cell: (diffs[0] if len(diffs) == 1 else combined_difference(diffs, self._weights(a, cell))
+                      ).scaled(PERCENT) for cell, diffs in parts.items()}
         if self.complete:
-            out[OVERALL] = combined_difference(list(parts.values()), [1 / len(parts)] * len(parts)).scaled(PERCENT)
+            out[OVERALL] = combined_difference([d for cell in self.cells for d in parts[cell]],
+                                               [w / len(self.cells) for cell in self.cells
+                                                for w in self._weights(a, cell)]).scaled(PERCENT)
         return out
 
 
-def cell_results(frame: pd.DataFrame) -> dict[str, np.ndarray]:
-    """A cell's 0/1 item results (`metrics.Layout.frame`: one row per item), for each cell that has items."""
+def cell_results(frame: pd.DataFrame, average: str) -> dict[str, list[np.ndarray]]:
+    """A cell's 0/1 item results (`metrics.Layout.frame`: one row per item) in parts: all its items, or one part per
+    scenario (sorted), for each cell that has items."""
     out = {}
     for cell in CELLS:
-        chosen = (frame["kind"] == cell.kind) & (frame["goal"] == cell.goal)
-        if chosen.any():
-            out[cell.column] = frame.loc[chosen, "correct"].to_numpy()
+        chosen = frame[(frame["kind"] == cell.kind) & (frame["goal"] == cell.goal)]
+        if chosen.empty:
+            continue
+        out[cell.column] = ([chosen["correct"].to_numpy()] if average == ITEMS else
+                            [group["correct"].to_numpy() for _, group in chosen.groupby("scenario", sort=True)])
     return out
 
 
@@ -85,6 +101,7 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
     if not data.is_file():
         raise RmevalError(f"{data}: the prepared RMB texts are missing (run `rmeval rmb-prepare`, or pass --data)")
     texts, items = pd.read_parquet(data), pd.read_parquet(data.with_name("items.parquet"))
+    average = context.options.get("average") or ITEMS
     layout = Layout.of(texts, items)
     results, notes = {}, []
     for model in context.model_folders():
@@ -93,7 +110,7 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
             notes.append(f"{model} left out: no score file {path}.")
             continue
         rewards, _ = rewards_of(texts, pd.read_parquet(path), path)
-        results[model] = cell_results(layout.frame(rewards))
+        results[model] = cell_results(layout.frame(rewards), average)
     engine = Engine(results)
     if results and not engine.complete:
         notes.append("not every one of the four cells ran: no overall score, and no leaderboard row.")

@@ -63,4 +63,5 @@ class Cell:
 # In the paper's (and the issue's) order: Helpfulness BoN, Helpfulness Pairwise, Harmlessness BoN, Harmlessness Pairwise.
 CELLS = tuple(Cell(goal, kind) for goal in GOALS for kind in (BON, PAIRWISE))
 OVERALL = "overall"
+ITEMS, SCENARIOS = "items", "scenarios"  # how a cell averages (`rmb.average`)
 MAIN_COLUMNS = ("model", *(cell.column for cell in CELLS), OVERALL)

@@ -1,9 +1,10 @@
 """One model's RMB results: its score file joined to the prepared items, every item scored by the rules
 (scoring.py), then accuracies per scenario, the four headline cells and the overall mean.
 
-A headline cell (e.g. Helpfulness Pairwise) is the mean over its items (micro): what the official script computes
-when run on the cell's folder (`sum(results) / len(results)` over every pair it loaded, my_run_rm.py). Overall is the
-mean of the four cells (empty when one did not run). A trivial baseline (known from its score file's sidecar) is
+A headline cell (e.g. Helpfulness Pairwise) is by default the mean over its items (`rmb.average: items`): what the
+official script computes when run on the cell's folder (`sum(results) / len(results)` over every pair it loaded,
+my_run_rm.py); `scenarios` takes the mean of its scenarios' accuracies instead. Overall is the mean of the four cells
+(empty when one did not run). A trivial baseline (known from its score file's sidecar) is
 scored by the same rules, its mode naming it (`length baseline`).
 """
 
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rmeval.benchmarks.rmb.layout import CELLS, KINDS, OVERALL, Cell
+from rmeval.benchmarks.rmb.layout import CELLS, ITEMS, KINDS, OVERALL, Cell
 from rmeval.benchmarks.rmb.scoring import item_correct
 from rmeval.errors import RmevalError
 
@@ -95,12 +96,19 @@ def cell_of(kind: str, goal: str) -> Cell:
     return next(cell for cell in CELLS if cell.kind == kind and cell.goal == goal)
 
 
-def model_rows(model: str, mode: str, items: pd.DataFrame) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(its row of rmb.csv in percent, its per-scenario rows)."""
+def model_rows(model: str, mode: str, items: pd.DataFrame, average: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(its row of rmb.csv in percent, its per-scenario rows). `average`: a cell is the mean over its items, or
+    over its scenarios' accuracies."""
     main: dict[str, Any] = {"model": model, "mode": mode}
     for cell in CELLS:
-        chosen = items[(items["kind"] == cell.kind) & (items["goal"] == cell.goal)]["correct"]
-        main[cell.column] = 100 * float(chosen.mean()) if len(chosen) else np.nan
+        chosen = items[(items["kind"] == cell.kind) & (items["goal"] == cell.goal)]
+        if chosen.empty:
+            main[cell.column] = np.nan
+        elif average == ITEMS:
+            main[cell.column] = 100 * float(chosen["correct"].mean())
+        else:
+            main[cell.column] = float(np.mean([100 * float(group["correct"].mean())
+                                               for _, group in chosen.groupby("scenario", sort=True)]))
         main[f"n_{cell.column}"] = len(chosen)
     cells = [main[cell.column] for cell in CELLS]
     main[OVERALL] = float(np.mean(cells)) if not any(np.isnan(cells)) else np.nan

@@ -81,7 +81,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         score_jobs=(ScoreJobs(bench.stage(SCORE_RULE), models, (TABLE,), lambda model, table: DATA),),
         needs=needs,
         pending={PREPARE_RULE: [DATA]},
-        settings={PREPARE_RULE: prepare, METRICS_RULE: {"scored_models": list(models)}},
+        settings={PREPARE_RULE: prepare, METRICS_RULE: {"scored_models": list(models), "average": section["average"]}},
         lock_inputs={"manifest": MANIFEST},
         lock_files=(MANIFEST,),
         own={"local_inputs": json_files(str(path), context.workdir) if local else []},

@@ -28,9 +28,13 @@ RULES_NOTE = (
     "Pairwise: a pair counts when the chosen response's reward is strictly higher than the rejected one's, a tie a "
     "loss (eval/scripts/my_run_rm.py). BoN: an item counts only when the best response's reward is strictly higher "
     "than every loser's, the paper's definition (Zhou et al. 2025, arXiv:2410.09893, its best-of-N evaluation); "
-    "the repository publishes no BoN script, so these numbers follow the paper, not code. Each cell averages its "
-    "items (micro), as the official script's accuracy over the pairs it loads (a folder run); Overall is the mean of "
-    "the four cells. Each distinct response text is scored once per model.")
+    "the repository publishes no BoN script, so these numbers follow the paper, not code. Overall is the mean of the "
+    "four cells. Each distinct response text is scored once per model.")
+AVERAGE_NOTES = {
+    "items": "Each cell averages its items (rmb.average: items), as the official script's accuracy over the pairs it "
+             "loads (a folder run).",
+    "scenarios": "Each cell is the mean of its scenarios' accuracies (rmb.average: scenarios), each scenario weighing "
+                 "the same whatever its size."}
 MODE_NOTE = ("Mode: classifier or judge (direct) for a reward model; baseline for the chance row (pairwise 1/2, BoN "
              "the mean of 1/N); `<kind> baseline` for a trivial baseline scored as a model (no weights: length = the "
              "response's characters, random = a seeded random reward, constant = a tie everywhere).")
@@ -46,13 +50,14 @@ def _write(rows: Sequence[Row], columns: Sequence[Column], csv_columns: Sequence
                                   "tex": render_latex(caption, f"tab:{stem}", columns, rows, note)})
 
 
-def main_table(rows: Sequence[Row], out: Path, stem: str) -> None:
-    _write(rows, MAIN_COLUMNS_SHOWN, MAIN_COLUMNS, out, stem, "RMB accuracy", f"{RULES_NOTE} {MODE_NOTE}")
+def main_table(rows: Sequence[Row], out: Path, stem: str, average: str) -> None:
+    _write(rows, MAIN_COLUMNS_SHOWN, MAIN_COLUMNS, out, stem, "RMB accuracy",
+           f"{RULES_NOTE} {AVERAGE_NOTES[average]} {MODE_NOTE}")
 
 
-def scenarios_table(rows: Sequence[Row], out: Path, stem: str) -> None:
+def scenarios_table(rows: Sequence[Row], out: Path, stem: str, average: str) -> None:
     _write(rows, SCENARIO_COLUMNS, [column.key for column in SCENARIO_COLUMNS], out, stem,
-           "RMB accuracy per scenario", f"{RULES_NOTE} {MODE_NOTE}")
+           "RMB accuracy per scenario", f"{RULES_NOTE} {AVERAGE_NOTES[average]} {MODE_NOTE}")
 
 
 def capability_table(rows: Sequence[Row], path: Path) -> None:
