@@ -1,10 +1,10 @@
 """RMB's part of `rmeval compare` (its catalogue's `compare`): two models on the same items.
 
 Each model's score file is joined to the prepared items as the metrics stage joins it, every item scored 0/1 by the
-rules (scoring.py; items keyed by pair_uid / bon_uid, the same for every model). The four headline cells: Newcombe's
-interval for paired proportions (MOVER on Wilson intervals) and the exact McNemar test on the discordant items;
-overall (the mean of the four cells): a MOVER sum and the paired sign-flip test of the weighted difference. Values
-are percentages, differences percentage points.
+rules (scoring.py; items keyed by pair_uid / bon_uid, the same for every model). The four headline cells: Tango's
+score interval for paired proportions and McNemar's asymptotic test, the test it inverts (rmeval.paired_difference);
+a cell averaged over scenarios and overall (the mean of the four cells): MOVER sums and the p-value that inverts
+them. Values are percentages, differences percentage points.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ if TYPE_CHECKING:
 
 PERCENT = 100.0
 METHOD = ("Two models on the same RMB items (a pair counts when the chosen reward is strictly higher; a best-of-N "
-          "item only when the best reward beats every loser's strictly). Cells (items of one goal and set, averaged over "
-          "items): Newcombe's (1998) hybrid score interval for paired proportions and the exact McNemar test on the "
-          "discordant items; averaged over scenarios (rmb.average: scenarios), and Overall (the mean of the four "
-          "cells): MOVER sums of the parts' intervals (Zou & Donner 2008) and the paired randomization (sign-flip) "
-          "test of the weighted difference.")
+          "item only when the best reward beats every loser's strictly). Cells averaged over items: Tango's (1998) "
+          "score interval for paired proportions and McNemar's asymptotic test on the discordant items, the test it "
+          "inverts (a 95 % interval leaves out 0 exactly when p < 0.05). Cells averaged over scenarios "
+          "(rmb.average: scenarios) and Overall (the mean of the four cells): MOVER sums of the parts' intervals "
+          "(Zou & Donner 2008) and the p-value that inverts them.")
 
 
 class Engine:
