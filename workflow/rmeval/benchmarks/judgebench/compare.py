@@ -2,8 +2,8 @@
 
 Each model's score files are read as `rmeval judgebench-metrics` reads them (metrics.outcomes: the official rule,
 both orders), and every pair is a 0/1 item, paired across models by its official `pair_id` within a split. Per split,
-each category and overall (the headline: a leaderboard row per split): Newcombe's (1998) hybrid score interval for
-paired proportions and the exact McNemar test; values in percent.
+each category and overall (the headline: a leaderboard row per split): Tango's (1998) score interval for paired
+proportions and McNemar's asymptotic test, the one it inverts; values in percent.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 PERCENT = 100.0
 METHOD = ("Two models on the pairs both judged (paired by pair_id within a split; a pair is correct by the official "
-          "both-orders rule). Per split, each category and overall: Newcombe's (1998) hybrid score interval for "
-          "paired proportions and the exact McNemar test.")
+          "both-orders rule). Per split, each category and overall: Tango's (1998) score interval for paired "
+          "proportions and McNemar's asymptotic test on the discordant pairs, the test it inverts.")
 
 
 def metric_name(split: str, category: str) -> str:
