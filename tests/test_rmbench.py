@@ -346,3 +346,34 @@ def test_a_direct_judge_is_scored_on_its_ratings_with_an_unparsable_one_lowest(t
     assert mode == "judge (direct)" and rewards[0] == -1.0 and rewards[1] == 7.0
     chat = metrics.score_model(metrics.Layout.of(data), rewards, "judge", mode).domains["chat"]
     assert (chat.easy, chat.normal, chat.hard) == (1.0, 2 / 3, 1 / 3)  # the unrated concise chosen loses its cells
+
+
+@pytest.mark.slow(reason="a fresh interpreter: HF_HUB_OFFLINE and HF_HUB_CACHE are read when huggingface_hub is imported")
+def test_the_hub_source_reads_the_file_from_the_hugging_face_cache_offline(tmp_path):
+    """The real `hf_hub_download` path, no network: a Hub cache laid out as huggingface_hub writes it (the dataset
+    repository's snapshot at a commit, `refs/main` naming it), read at `main` and at the pinned commit; the manifest
+    records the dataset, the revision and the file's sha256, as the lock takes them."""
+    import os
+    import subprocess
+    import sys
+
+    from rmeval.io.hashing import sha256_file
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "datasets--THU-KEG--RM-Bench"
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    (repo / "snapshots" / commit / "total_dataset.json").write_bytes(SCENARIO_FILE.read_bytes())
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub"),
+           "PYTHONPATH": os.pathsep.join([str(REPO / "workflow"), os.environ.get("PYTHONPATH", "")])}
+    for revision in (None, commit):
+        out = tmp_path / (revision or "main") / "rmbench.parquet"
+        settings = json.dumps({"source": "hub", "revision": revision})
+        run = subprocess.run([sys.executable, "-m", "rmeval", "rmbench-prepare", "--out", str(out), "--settings",
+                              settings], env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
+        manifest = json.loads(out.with_name("manifest.json").read_text())
+        assert manifest["dataset"] == "THU-KEG/RM-Bench" and manifest["file"] == "total_dataset.json"
+        assert manifest["revision"] == revision and manifest["sha256"] == sha256_file(SCENARIO_FILE)
+        assert manifest["prompts"] == 10 and len(pd.read_parquet(out)) == 60
