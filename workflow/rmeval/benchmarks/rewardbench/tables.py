@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES
+from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES, PUBLISHED
 from rmeval.tables import Column, frame_csv, render_latex, render_markdown, write_table_files
 
 Row = dict[str, Any]
@@ -25,12 +25,18 @@ MODE_NOTE = ("Mode: classifier or judge (direct) for a reward model; baseline fo
              "`<kind> baseline` for a trivial baseline scored as a model (no weights: length = the response's "
              "characters, random = a seeded random reward, constant = a tie everywhere).")
 
+PUBLISHED_NOTE = ("Mode published: a model's per-item results as its authors published them (adapter published), "
+                  "scored here by the same rules on the items its file matched; not run by rmeval.")
+
 
 def _write(rows: Sequence[Row], columns: Sequence[Column], out: Path, stem: str, caption: str, note: str) -> None:
     import pandas as pd
 
     if any(row.get("mode") not in (*MODEL_MODES, CHANCE) for row in rows):  # a baseline model is in the table
         note = f"{note} {MODE_NOTE}"
+    published = list(dict.fromkeys(row["note"] for row in rows if row.get("mode") == PUBLISHED and row.get("note")))
+    if published:  # where each published model's results come from (source, revision, matched items)
+        note = " ".join([note, PUBLISHED_NOTE, *published])
     frame = pd.DataFrame(list(rows), columns=[column.key for column in columns])
     write_table_files(out, stem, {"csv": frame_csv(frame),
                                   "md": render_markdown(caption, columns, rows, note),
