@@ -71,7 +71,8 @@ class PublishedScorer(RewardScorer):
             "source": self.entry.source, "origin": self.entry.origin, "model": scores.model or self.entry.model,
             "benchmark": benchmark, "file": str(file), **({"resolved_revision": resolved} if resolved else {}),
             "alignment": alignment.record(), "alignment_words": alignment.words(), "notes": notes,
-            **dict(scores.details)}, "published_sha256": digest}
+            **dict(scores.details)}, "published_sha256": digest,
+            **({"earlier_run_model": earlier_model} if (earlier_model := _earlier_model(scores.details)) else {})}
         chars = np.array([len(p) + len(r) for p, r in zip(pairs.prompts, pairs.responses, strict=True)],
                          dtype=np.int64)
         return Prepared(costs=np.ones(len(pairs), dtype=np.int64), n_tokens=chars,
@@ -92,6 +93,12 @@ def revision(entry: PublishedEntry) -> str:
     """What identifies the file, in place of a commit: `published:github:owner/name@<commit>:path`, ... (the lock's
     `published_sha256` pins its bytes)."""
     return f"{REVISION_PREFIX}{entry.origin}"
+
+
+def _earlier_model(details: Any) -> dict[str, Any] | None:
+    """An earlier run's record of the model (its lock's `models` entry), for this run's lock."""
+    record = (details or {}).get("earlier_run") or {}
+    return record.get("model_lock") or None
 
 
 def _item_of(benchmark: str) -> Any:
