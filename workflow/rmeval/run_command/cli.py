@@ -23,7 +23,7 @@ EXAMPLES = """examples:
   rmeval run --model ./checkpoint-800 --model ./checkpoint-1200 --data demo      # two checkpoints, offline
   rmeval run --model org/reward-model --baseline length --benchmarks {every}
   rmeval run --model ./my-rm --set stats.alpha=0.01 -n                           # plan only
-  rmeval run --model ./ckpt-1200 --benchmarks rewardbench2 --against INF-ORM-Llama3.1-70B-rb2 --against ../ckpt-800/results
+  rmeval run --model ./ckpt-1200 --against NAME --against ../ckpt-800/results     # NAME: from `rmeval published`
 The config goes to results/run_config.yaml; `snakemake --configfile results/run_config.yaml` reruns it."""
 
 
