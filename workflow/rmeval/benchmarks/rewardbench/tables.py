@@ -62,11 +62,13 @@ def v1_sections_table(rows: Sequence[Row], out: Path, stem: str) -> None:
 
 def capability_table(rows: Sequence[Row], measure: str, key: str, path: Path) -> None:
     """model, measure, score: each scored reward model's overall score (a benchmark's `capability` file); the chance
-    rows and trivial baselines out: the file says how capable the models are."""
+    rows, trivial baselines and published models (not run here: no other benchmark of the run has them) out: the
+    file says how capable the run's models are."""
     import pandas as pd
 
     from rmeval.io.atomic import write_text_atomic
 
     overall = [{"model": row["model"], "measure": measure, "score": row[key]} for row in rows
-               if row.get("mode") in MODEL_MODES and row.get("subset", row.get("section")) == "Overall"]
+               if row.get("mode") in MODEL_MODES and row.get("mode") != PUBLISHED
+               and row.get("subset", row.get("section")) == "Overall"]
     write_text_atomic(frame_csv(pd.DataFrame(overall, columns=["model", "measure", "score"])), path)
