@@ -30,6 +30,7 @@ class PublishedScorer(RewardScorer):
 
     def __init__(self, spec: ModelSpec, runtime: Runtime) -> None:
         self.spec = spec
+        self.runtime = runtime
         self.entry = PublishedEntry.from_spec(spec)
         self.rewards: np.ndarray | None = None
         self.kept: set[str] = set()
@@ -62,7 +63,7 @@ class PublishedScorer(RewardScorer):
         digest = sha256_file(file)
         self.entry.check_sha256(file, digest)
         alignment = align(group_rows(pairs.ids, item_of), scores.items)
-        check(alignment, self.spec.name, what, f"this run's {benchmark} items ({alignment.run_items})", their_data)
+        check(alignment, self.spec.name, what, self._data_words(benchmark, alignment.run_items), their_data)
         self.kept = {row for item in alignment.matched for row in scores.items[item]}
         self.rewards = np.array([scores.rewards[row] if row in self.kept else 0.0 for row in pairs.ids],
                                 dtype=np.float64)
@@ -77,6 +78,18 @@ class PublishedScorer(RewardScorer):
                          dtype=np.int64)
         return Prepared(costs=np.ones(len(pairs), dtype=np.int64), n_tokens=chars,
                         truncated=np.zeros(len(pairs), dtype=bool))
+
+    def _data_words(self, benchmark: str, items: int) -> str:
+        """This run's data, in words: what the benchmark's reader says of the job's input table, else its count."""
+        from rmeval.published.reader import reader_for
+
+        table = self.runtime.extra.get("input")
+        try:
+            words = reader_for(benchmark).input_words
+        except RmevalError:
+            words = None
+        return (f"{words(Path(table))}, {items} items" if words and table
+                else f"this run's {benchmark} items ({items})")
 
     def score(self, indices: np.ndarray) -> BatchScores:
         assert self.rewards is not None, "prepare() first"

@@ -42,6 +42,7 @@ class PublishedReader:
     item_of: a score row id -> its item id (`123#chosen` -> `123`).
     run_data: (the benchmark's config section, locate) -> RunData: this run's score row ids where they are known
         before any job (a local data file; None otherwise) and its data in words, for preflight's alignment check.
+    input_words: (a score job's input table) -> the data it was prepared from, in words, for the job's messages.
     """
 
     benchmark: str
@@ -50,6 +51,8 @@ class PublishedReader:
     read: Callable[[Path], PublishedScores]
     item_of: Callable[[str], str]
     run_data: Callable[[Mapping[str, Any], Callable[[str], str]], RunData] | None = None
+    # (a score job's input table) -> the data it was prepared from, in words (`allenai/reward-bench@<commit>`)
+    input_words: Callable[[Path], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ class Scored:
         sha = str(self.published.get("sha256") or "")[:12]
         return (f"{self.model}: published per-item results, not run here: {self.published.get('model')} from "
                 f"{self.published.get('origin')}{f' (sha256 {sha})' if sha else ''}; "
-                f"{self.published.get('alignment_words')}.")
+                f"{self.published.get('alignment_words')}."
+                + "".join(f" {note[0].upper()}{note[1:]}." for note in self.published.get("notes") or []))
 
     @property
     def tag(self) -> dict[str, str]:

@@ -136,11 +136,24 @@ def _run_data(benchmark: str) -> Callable[[Mapping[str, Any], Callable[[str], st
     return run_data
 
 
+def input_words(table: Path) -> str:
+    """The data a prepared table came from, from the prepare stage's manifest beside it (loading.py / lock.py)."""
+    import json
+
+    manifest = Path(table).parent / "manifest.json"
+    if not manifest.is_file():
+        return f"the prepared table {table}"
+    record = json.loads(manifest.read_text(encoding="utf-8"))
+    if record.get("source") == "hf":
+        return f"{record.get('dataset')}@{record.get('resolved_revision') or record.get('revision') or 'main'}"
+    return f"local file {record.get('path')} (sha256 {str(record.get('sha256'))[:16]})"
+
+
 def _reader(benchmark: str) -> PublishedReader:
     title = _LAYOUTS[benchmark][0]
     return PublishedReader(benchmark=benchmark, fmt=f"{title} eval-set-scores file (save_to_hub)",
                            id_name=f"{title} prompt `id`", read=lambda path: _read(path, benchmark),
-                           item_of=item_of, run_data=_run_data(benchmark))
+                           item_of=item_of, run_data=_run_data(benchmark), input_words=input_words)
 
 
 V1_READER = _reader("rewardbench")
