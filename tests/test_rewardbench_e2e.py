@@ -1,7 +1,8 @@
 """RewardBench 1 and 2 through the real workflow (the `rewardbench` scenario of .test/): fixtures in the datasets'
 layouts, a tiny classifier and the length baseline on both versions and a direct LLM judge (the loopback judge
 server) on RewardBench 2, scored by the shared score rule; the tables are recomputed here from the score files (the
-length baseline's from the fixtures' texts alone); a rerun scores nothing; the baseline alone runs to the summary."""
+length baseline's from the fixtures' texts alone); a rerun scores nothing; the baseline alone runs to the summary;
+`rmeval run --against` two published files and this run's folder as an earlier run (issue 49)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ TARGETS = ("results/tables/rewardbench_scores.csv", "results/tables/rewardbench_
            "results/figures/fig_fairness_vs_capability.png", "results/tables/reproduction.csv", "results/summary.md",
            "results/rewardbench2/official/judge-direct.json", "results/rewardbench/official/tiny-cls.json",
            "results/rewardbench/official/length-baseline.json",
-           "results/tables/comparisons.csv", "results/tables/leaderboard.md", "results/figures/fig_leaderboard.png")
+           "results/tables/comparisons.csv", "results/tables/leaderboard.md", "results/figures/fig_leaderboard.png",
+           "results/lock.yaml")  # the lock: an earlier run's record for `--against` (test_against_published_...)
 BASELINE = "length-baseline"
 
 
