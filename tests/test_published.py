@@ -376,3 +376,44 @@ def test_against_bad_input_is_named_one_line_each_before_anything_is_written(run
                      "--against", "published:rewardbench/org/other"], run_dir, capsys)
     assert lines == [f"rmeval run: error: --against published:rewardbench/org/other: model 'pub-other': {v1_file[0]} "
                      "holds the results of 'org/rm', but options.model is 'org/other'", "Nothing was written or run."]
+
+
+# ----------------------------------------------------------------------------- an earlier run's folder
+def test_an_earlier_runs_other_data_and_formatting_are_named(tmp_path):
+    """An earlier run's score file (its sidecar: the input it scored, the model input it built) read for this job:
+    the rows whose texts differ from its prepared table, and the formatting that differs, are named."""
+    from dataclasses import replace
+
+    from rmeval.published.earlier import read_earlier
+    from rmeval.run_command.against import Opponent, mismatch_notes
+    from rmeval.tasks import ModelInput, load_pairs
+
+    rows = v1_dataset(2)
+    results = tmp_path / "earlier" / "results"
+    (results / "rewardbench" / "data").mkdir(parents=True)
+    prepare(pd.DataFrame(rows), V1, "earlier").to_parquet(results / "rewardbench/data/rewardbench.parquet")
+    scores = results / "scores/rewardbench/ckpt-800"
+    scores.mkdir(parents=True)
+    table = pd.read_parquet(results / "rewardbench/data/rewardbench.parquet")
+    pd.DataFrame({"id": table["id"], "reward": np.linspace(0, 1, len(table))}).to_parquet(scores / "rewardbench.parquet")
+    (scores / "rewardbench.meta.json").write_text(json.dumps({
+        "model": "ckpt-800", "input": "results/rewardbench/data/rewardbench.parquet", "input_sha256": "ab" * 32,
+        "adapter_details": {"model_input": "text-pipeline", "max_length": 2048, "truncation_side": "left"}}))
+    (results / "lock.yaml").write_text("models:\n  ckpt-800: {adapter: sequence-classification, path: ./ckpt-800, "
+                                       "revision: local-sha256:0123456789abcdef, dtype: float32}\n")
+    (results / "run_config.yaml").write_text("rewardbench: {enabled: true, source: hf, revision: abc123}\n")
+    changed = [dict(row) for row in rows]
+    changed[3]["chosen"] = "Another text."
+    here = tmp_path / "here.parquet"
+    prepare(pd.DataFrame(changed), V1, "here").to_parquet(here)
+    pairs = replace(load_pairs(here, "pairs"), model_input=ModelInput("text-pipeline", 1024, "left"))
+    read = read_earlier(results, "ckpt-800", pairs)
+    assert read.benchmark == "rewardbench" and read.record["model_lock"]["revision"] == "local-sha256:0123456789abcdef"
+    assert read.notes == (f"data revision differs: 1 matched rows have other texts in the earlier run (first "
+                          f"'{changed[3]['id']}#chosen'); its data: results/rewardbench/data/rewardbench.parquet",
+                          "input formatting differs from the earlier run: max_length 2048 there, 1024 here")
+    opponent = Opponent("ckpt-800", {"options": {"path": str(results)}}, ("rewardbench",), "--against earlier", "")
+    (note,) = mismatch_notes({"rewardbench": {"enabled": True, "source": "local", "path": "rb.jsonl"}}, [opponent])
+    assert note.startswith("--against earlier: rewardbench: the earlier run differs: rewardbench.path: None there, "
+                           "'rb.jsonl' here; rewardbench.revision: 'abc123' there, None here; rewardbench.source: 'hf' "
+                           "there, 'local' here")
