@@ -417,3 +417,44 @@ def test_an_earlier_runs_other_data_and_formatting_are_named(tmp_path):
     assert note.startswith("--against earlier: rewardbench: the earlier run differs: rewardbench.path: None there, "
                            "'rb.jsonl' here; rewardbench.revision: 'abc123' there, None here; rewardbench.source: 'hf' "
                            "there, 'local' here")
+
+
+def test_a_github_file_is_fetched_once_at_its_commit_and_pinned_by_sha256(tmp_path, monkeypatch):
+    """Real HTTP on 127.0.0.1 standing in for raw.githubusercontent.com: the download stage fetches
+    `<repo>/<commit>/<path>` into the cache once; later reads (offline) take the cached file; the sha256 pins it."""
+    import functools
+    import hashlib
+    import http.server
+    import threading
+
+    from rmeval.published.entry import CACHE_ENV, GITHUB_RAW_ENV, PublishedEntry
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    served = tmp_path / "served" / "org" / "results" / commit / "outputs"
+    served.mkdir(parents=True)
+    columns = fx.v1_columns(v1_dataset(2), fx.seeded_score(7))
+    file = fx.write_scores_file(served / "rm.json", columns, "org/rm")
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path / "served"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv(GITHUB_RAW_ENV, f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    spec = spec_from_mapping({"name": "p", "adapter": "published", "options": {
+        "benchmark": "rewardbench", "model": "org/rm", "source": "github", "repo": "org/results", "commit": commit,
+        "path": "outputs/rm.json", "sha256": digest}}, "test")
+    entry = PublishedEntry.from_spec(spec)
+    assert entry.cached() is None
+    try:
+        fetched = entry.fetch()
+    finally:
+        server.shutdown()
+    assert fetched == tmp_path / "cache" / "github" / "org/results" / commit / "outputs/rm.json"
+    assert fetched.read_bytes() == file.read_bytes()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the score job: offline, the cached file serves
+    assert entry.fetch() == fetched and problems(spec, benchmark("rewardbench"), {"source": "hf"}, str) == []
+    fetched.write_text(fetched.read_text() + " ")  # another file at that path
+    (line,) = problems(spec, benchmark("rewardbench"), {"source": "hf"}, str)
+    assert f"but options.sha256 is {digest}: not the pinned file" in line

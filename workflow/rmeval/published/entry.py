@@ -2,7 +2,8 @@
 
 Sources (the entry's `options.source`):
 - `github`: `repo` (owner/name) at `commit` (40 hex), `path` in the repository; fetched once from
-  raw.githubusercontent.com into the cache ($RMEVAL_PUBLISHED_CACHE, else ~/.cache/rmeval/published).
+  raw.githubusercontent.com (or the mirror $RMEVAL_GITHUB_RAW) into the cache ($RMEVAL_PUBLISHED_CACHE, else
+  ~/.cache/rmeval/published).
 - `hub`: a Hugging Face dataset `repo` at `revision`, `path` in it (`hf_hub_download`, the HF cache; the commit it
   resolved to is recorded).
 - `local`: `path` is a file on this machine in the authors' format (offline, a copy of the same file serves).
@@ -23,6 +24,8 @@ from typing import Any
 from rmeval.errors import RmevalError
 
 CACHE_ENV = "RMEVAL_PUBLISHED_CACHE"
+GITHUB_RAW_ENV = "RMEVAL_GITHUB_RAW"  # a mirror of raw.githubusercontent.com on this machine's network (and tests')
+GITHUB_RAW = "https://raw.githubusercontent.com"
 REVISION_PREFIX = "published:"  # a published model's revision in its sidecars and the lock
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -128,7 +131,7 @@ class PublishedEntry:
 
         from rmeval.io.atomic import replacing
 
-        url = f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{self.path}"
+        url = f"{os.environ.get(GITHUB_RAW_ENV) or GITHUB_RAW}/{self.repo}/{self.commit}/{self.path}"
         target = self._github_target()
         target.parent.mkdir(parents=True, exist_ok=True)
         print(f"rmeval: {self.name}: downloading {url}", file=sys.stderr)
