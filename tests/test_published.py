@@ -458,3 +458,27 @@ def test_a_github_file_is_fetched_once_at_its_commit_and_pinned_by_sha256(tmp_pa
     fetched.write_text(fetched.read_text() + " ")  # another file at that path
     (line,) = problems(spec, benchmark("rewardbench"), {"source": "hf"}, str)
     assert f"but options.sha256 is {digest}: not the pinned file" in line
+
+
+def test_the_tables_say_how_far_the_authors_leaderboard_page_is_and_why(tmp_path):
+    """With `leaderboard` and its source in the entry, the table note sets the file's overall beside the page's."""
+    from rmeval.benchmarks.rewardbench import tables
+
+    rows = v1_dataset()
+    file = fx.write_scores_file(tmp_path / "rm.json", fx.v1_columns(rows, fx.seeded_score(8)), "org/rm")
+    prepared = tmp_path / "rewardbench.parquet"
+    prepare(pd.DataFrame(rows), V1, "test").to_parquet(prepared)
+    out = tmp_path / "scores" / "pub" / "rewardbench.parquet"
+    spec = published_spec("pub", "rewardbench", file, "org/rm", leaderboard=95.1, leaderboard_source="the page, Jan")
+    run_job(JobRequest(spec=spec, task="pairs", input=prepared, output=out, meta=out.with_suffix(".meta.json")))
+    scored = metrics.join(pd.read_parquet(prepared), pd.read_parquet(out), "pub", out)
+    sections = metrics.v1_rows(scored)[1]
+    overall = next(r for r in sections if r["section"] == "Overall")
+    tables.v1_sections_table(sections, tmp_path, "sections")
+    note = (tmp_path / "sections.md").read_text()
+    here = overall["score"]
+    assert (f"pub: {here:.2f} here from its file, 95.1 on the authors' leaderboard page (the page, Jan): "
+            f"{here - 95.1:+.2f} points, the page was not computed from this file as published") in note
+    assert "within the page's rounding" in tables.page_difference({**overall, "leaderboard": round(here, 1)})
+    with pytest.raises(RmevalError, match="give both"):
+        entry_for(published_spec("p", "rewardbench", file, "org/rm", leaderboard=95.1), benchmark("rewardbench"), "m")

@@ -222,6 +222,9 @@ _ENTRIES = (
                 Option("commit", "string", "the commit of source github (40 hex)"),
                 Option("revision", "string", "the dataset revision of source hub (a commit pins it)"),
                 Option("sha256", "string", "the file's sha256; when set, a file that differs is refused"),
+                Option("leaderboard", "number", "the headline the authors' leaderboard page shows for it (percent), "
+                       "with `leaderboard_source`: the tables say by how much rmeval's scoring of the file differs"),
+                Option("leaderboard_source", "string", "where and when that value was read (page, date)"),
             )),
     # A local server (vLLM, SGLang) needs no key: the judge sends none when the variable is unset.
     Adapter("judge", "rmeval.models.judge:JudgeScorer", "LLM judge over an OpenAI-compatible endpoint",

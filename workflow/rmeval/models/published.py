@@ -72,6 +72,8 @@ class PublishedScorer(RewardScorer):
             "source": self.entry.source, "origin": self.entry.origin, "model": scores.model or self.entry.model,
             "benchmark": benchmark, "file": str(file), **({"resolved_revision": resolved} if resolved else {}),
             "alignment": alignment.record(), "alignment_words": alignment.words(), "notes": notes,
+            **({"leaderboard": self.entry.leaderboard, "leaderboard_source": self.entry.leaderboard_source}
+               if self.entry.leaderboard is not None else {}),
             **dict(scores.details)}, "published_sha256": digest,
             **({"earlier_run_model": earlier_model} if (earlier_model := _earlier_model(scores.details)) else {})}
         chars = np.array([len(p) + len(r) for p, r in zip(pairs.prompts, pairs.responses, strict=True)],

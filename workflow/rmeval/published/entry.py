@@ -46,6 +46,8 @@ class PublishedEntry:
     commit: str | None = None
     revision: str | None = None
     sha256: str | None = None
+    leaderboard: float | None = None  # the headline of the authors' leaderboard page (percent)
+    leaderboard_source: str | None = None
 
     @classmethod
     def from_spec(cls, spec: Any) -> PublishedEntry:
@@ -59,7 +61,8 @@ class PublishedEntry:
                     benchmark=options.get("benchmark"),
                     model=options.get("model") or (spec.name if options.get("source") == "run" else None),
                     repo=options.get("repo"), commit=options.get("commit"), revision=options.get("revision"),
-                    sha256=options.get("sha256"))
+                    sha256=options.get("sha256"), leaderboard=options.get("leaderboard"),
+                    leaderboard_source=options.get("leaderboard_source"))
         if not problems:
             problems = entry.problems()
         if problems:
@@ -71,7 +74,7 @@ class PublishedEntry:
         needs = {"github": ("repo", "commit"), "hub": ("repo", "revision"), "local": (), "run": ()}[self.source]
         lines += [f"options.{key}: missing; source {self.source} needs it" for key in needs if not getattr(self, key)]
         refused = {"github": ("revision",), "hub": ("commit",), "local": ("repo", "commit", "revision"),
-                   "run": ("repo", "commit", "revision", "benchmark", "sha256")}[self.source]
+                   "run": ("repo", "commit", "revision", "benchmark", "sha256", "leaderboard")}[self.source]
         lines += [f"options.{key}: not with source {self.source}; remove it" for key in refused if getattr(self, key)]
         if self.source != "run" and not self.benchmark:
             lines.append("options.benchmark: missing; name the benchmark the file holds results of")
@@ -79,6 +82,9 @@ class PublishedEntry:
             lines.append("options.model: missing; the published model's name, as the file names it")
         if self.commit and not _COMMIT.fullmatch(self.commit):
             lines.append(f"options.commit: {self.commit!r} is not a 40-hex commit (a branch or tag is no pin)")
+        if (self.leaderboard is None) != (self.leaderboard_source is None):
+            lines.append("options.leaderboard and options.leaderboard_source: give both (the value, and where it was "
+                         "read) or neither")
         if self.sha256 and not _SHA256.fullmatch(self.sha256):
             lines.append(f"options.sha256: {self.sha256!r} is not 64 hex digits")
         return lines

@@ -23,7 +23,7 @@ def published_entries(registry: dict[str, ModelSpec], benchmark: str | None = No
 def render(entries: dict[str, ModelSpec]) -> str:
     from rmeval.tables import markdown_escape, markdown_table
 
-    headers = ["name", "benchmark", "published model", "source", "pin", "path"]
+    headers = ["name", "benchmark", "published model", "source", "pin", "path", "leaderboard page"]
     cells = []
     for name, spec in entries.items():
         options = spec.options
@@ -31,7 +31,7 @@ def render(entries: dict[str, ModelSpec]) -> str:
         pin = options.get("commit") or options.get("revision") or "sha256 in the lock"
         cells.append([markdown_escape(str(value)) for value in
                       (name, options.get("benchmark"), options.get("model"), f"{options.get('source')} ({where})",
-                       pin, options.get("path"))])
+                       pin, options.get("path"), options.get("leaderboard", ""))])
     return markdown_table("", headers, [False] * len(headers), cells)
 
 

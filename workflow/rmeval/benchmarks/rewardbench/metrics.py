@@ -68,9 +68,15 @@ class Scored:
                 + "".join(f" {note[0].upper()}{note[1:]}." for note in self.published.get("notes") or []))
 
     @property
-    def tag(self) -> dict[str, str]:
-        """What its table rows carry besides the columns: a published model's note."""
-        return {"note": self.note} if self.note else {}
+    def tag(self) -> dict[str, Any]:
+        """What its table rows carry besides the columns: a published model's note, and the headline its authors'
+        leaderboard page shows (with where it was read, and the share of items matched: why they may differ)."""
+        if not self.note:
+            return {}
+        published = self.published or {}
+        page = ({"leaderboard": published["leaderboard"], "leaderboard_source": published.get("leaderboard_source"),
+                 "alignment": published.get("alignment") or {}} if published.get("leaderboard") is not None else {})
+        return {"note": self.note, **page}
 
 
 def score_mode(scores: pd.DataFrame, path: Path) -> str:

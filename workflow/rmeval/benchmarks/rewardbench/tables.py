@@ -29,6 +29,30 @@ PUBLISHED_NOTE = ("Mode published: a model's per-item results as its authors pub
                   "scored here by the same rules on the items its file matched; not run by rmeval.")
 
 
+ROUNDING = 0.05  # the leaderboard pages show one decimal
+
+
+def _overall(row: Row) -> bool:
+    return row.get("subset", row.get("section")) == "Overall"
+
+
+def page_difference(row: Row) -> str:
+    """A published model's overall here against its authors' leaderboard page: by how much, and why it may differ."""
+    here, page = float(row["score"]), float(row["leaderboard"])
+    difference = here - page
+    alignment = row.get("alignment") or {}
+    if abs(difference) <= ROUNDING:
+        why = "within the page's rounding to one decimal"
+    elif alignment.get("matched", 0) < alignment.get("run_items", 0) or alignment.get("extra", {}).get("count"):
+        why = (f"the file and this run's data differ ({alignment.get('matched')} of {alignment.get('run_items')} "
+               "items matched): another dataset revision")
+    else:
+        why = ("the page was not computed from this file as published: another run or dataset revision, or per-item "
+               "scores that moved with their batch (bf16 noise, allenai/reward-bench issue 137)")
+    return (f"{row['model']}: {here:.2f} here from its file, {page:.1f} on the authors' leaderboard page "
+            f"({row.get('leaderboard_source')}): {difference:+.2f} points, {why}.")
+
+
 def _write(rows: Sequence[Row], columns: Sequence[Column], out: Path, stem: str, caption: str, note: str) -> None:
     import pandas as pd
 
@@ -36,7 +60,8 @@ def _write(rows: Sequence[Row], columns: Sequence[Column], out: Path, stem: str,
         note = f"{note} {MODE_NOTE}"
     published = list(dict.fromkeys(row["note"] for row in rows if row.get("mode") == PUBLISHED and row.get("note")))
     if published:  # where each published model's results come from (source, revision, matched items)
-        note = " ".join([note, PUBLISHED_NOTE, *published])
+        note = " ".join([note, PUBLISHED_NOTE, *published, *(page_difference(row) for row in rows
+                                                              if row.get("leaderboard") is not None and _overall(row))])
     frame = pd.DataFrame(list(rows), columns=[column.key for column in columns])
     write_table_files(out, stem, {"csv": frame_csv(frame),
                                   "md": render_markdown(caption, columns, rows, note),
