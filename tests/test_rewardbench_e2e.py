@@ -360,9 +360,9 @@ def test_against_published_files_and_an_earlier_run(rb_run, tmp_path):
     sha = hashlib.sha256(v1.read_bytes()).hexdigest()
     assert (f"pub-v1: published per-item results, not run here: org/pub-v1 from local:{v1} (sha256 {sha[:12]}); "
             "matched 8 of 8 items (100.0 %).") in sections_md
-    assert f"tiny-cls: published per-item results, not run here: tiny-cls from run:{earlier}" in sections_md
+    assert f"tiny-cls: an earlier run's scores, not run here: tiny-cls from run:{earlier}" in sections_md
     summary = (results / "summary.md").read_text()
-    assert "- pub-v1 (published per-item results of its authors' run, not run here):" in summary
+    assert "- pub-v1 (published per-item results, not run here):" in summary
     assert "pub-v2 (published)" in summary
     # the lock: each file's sha256, and the earlier run's record of its model
     import yaml

@@ -62,7 +62,8 @@ class Scored:
         if self.published is None:
             return None
         sha = str(self.published.get("sha256") or "")[:12]
-        return (f"{self.model}: published per-item results, not run here: {self.published.get('model')} from "
+        what = "an earlier run's scores" if self.published.get("source") == "run" else "published per-item results"
+        return (f"{self.model}: {what}, not run here: {self.published.get('model')} from "
                 f"{self.published.get('origin')}{f' (sha256 {sha})' if sha else ''}; "
                 f"{self.published.get('alignment_words')}."
                 + "".join(f" {note[0].upper()}{note[1:]}." for note in self.published.get("notes") or []))

@@ -24,7 +24,7 @@ def render(title: str, rows: list[tuple[str, float | None, str | None]], chance:
     lines.append(f"Overall score per model, highest first (percent; a random reward model scores {chance:g}):")
     lines.append("")
     for model, score, baseline in ranked:
-        name = (f"{model} (published per-item results of its authors' run, not run here)" if baseline == PUBLISHED
+        name = (f"{model} (published per-item results, not run here)" if baseline == PUBLISHED
                 else f"{model} ({baseline}: a trivial baseline, not a reward model)" if baseline else model)
         lines.append(f"- {name}: {'not every subset ran' if score is None else f'{score:.1f}'}")
     return "\n".join(lines) + "\n"

@@ -25,8 +25,9 @@ MODE_NOTE = ("Mode: classifier or judge (direct) for a reward model; baseline fo
              "`<kind> baseline` for a trivial baseline scored as a model (no weights: length = the response's "
              "characters, random = a seeded random reward, constant = a tie everywhere).")
 
-PUBLISHED_NOTE = ("Mode published: a model's per-item results as its authors published them (adapter published), "
-                  "scored here by the same rules on the items its file matched; not run by rmeval.")
+PUBLISHED_NOTE = ("Mode published: per-item results read from a file instead of running the model (adapter "
+                  "published: its authors' published results, or an earlier rmeval run's scores), scored here by the "
+                  "same rules on the items its file matched.")
 
 
 ROUNDING = 0.05  # the leaderboard pages show one decimal
