@@ -482,3 +482,30 @@ def test_the_tables_say_how_far_the_authors_leaderboard_page_is_and_why(tmp_path
     assert "within the page's rounding" in tables.page_difference({**overall, "leaderboard": round(here, 1)})
     with pytest.raises(RmevalError, match="give both"):
         entry_for(published_spec("p", "rewardbench", file, "org/rm", leaderboard=95.1), benchmark("rewardbench"), "m")
+
+
+def test_a_hub_file_in_the_hf_cache_serves_offline_and_names_the_commit_it_resolved_to(tmp_path, monkeypatch):
+    """The download stage's `hf_hub_download` leaves the file in the HF cache (datasets--<org>--<name>/snapshots/
+    <commit>/<path>, refs/<revision>); a score job, offline, reads it there and records the commit."""
+    from huggingface_hub import constants
+    from rmeval.published.entry import PublishedEntry
+
+    commit = "fedcba9876543210fedcba9876543210fedcba98"
+    repo = tmp_path / "hub" / "datasets--allenai--reward-bench-results"
+    target = repo / "snapshots" / commit / "eval-set-scores" / "org" / "rm.json"
+    fx.write_scores_file(target, fx.v1_columns(v1_dataset(2), fx.seeded_score(9)), "org/rm")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    spec = spec_from_mapping({"name": "p", "adapter": "published", "options": {
+        "benchmark": "rewardbench", "model": "org/rm", "source": "hub", "repo": "allenai/reward-bench-results",
+        "revision": "main", "path": "eval-set-scores/org/rm.json"}}, "test")
+    entry = PublishedEntry.from_spec(spec)
+    found = entry.fetch()
+    assert found == target and entry.resolved(found) == commit
+    assert problems(spec, benchmark("rewardbench"), {"source": "hf"}, str) == []
+    (repo / "refs" / "main").write_text("0" * 40)  # main moved on: the pinned file is not in the cache
+    assert entry.cached() is None
+    with pytest.raises(RmevalError, match="is not downloaded yet and HF_HUB_OFFLINE is set"):
+        entry.fetch()
