@@ -39,7 +39,6 @@ class PublishedScorer(RewardScorer):
     def prepare(self, pairs: Pairs) -> Prepared:
         import numpy as np
 
-        from rmeval.io.hashing import sha256_file
         from rmeval.published.align import align, check, group_rows
         from rmeval.published.reader import reader_for
 
@@ -57,11 +56,7 @@ class PublishedScorer(RewardScorer):
             scores, benchmark, notes = reader.read(file), reader.benchmark, []
             what, their_data = f"{reader.fmt} {file}", f"{self.entry.origin} (the file records no dataset revision)"
             item_of = reader.item_of
-            if scores.model is not None and scores.model != self.entry.model:
-                raise RmevalError(f"model {self.spec.name!r}: {file} holds the results of {scores.model!r}, but "
-                                  f"options.model is {self.entry.model!r}")
-        digest = sha256_file(file)
-        self.entry.check_sha256(file, digest)
+        digest = self.entry.check_file(file, scores.model)
         alignment = align(group_rows(pairs.ids, item_of), scores.items)
         check(alignment, self.spec.name, what, self._data_words(benchmark, alignment.run_items), their_data)
         self.kept = {row for item in alignment.matched for row in scores.items[item]}

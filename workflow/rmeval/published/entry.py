@@ -158,7 +158,16 @@ class PublishedEntry:
             return parts[parts.index("snapshots") + 1] if "snapshots" in parts else str(self.revision)
         return ""
 
-    def check_sha256(self, file: Path, digest: str) -> None:
+    def check_file(self, file: Path, named_model: str | None) -> str:
+        """The file read is this entry's: the model it names (None: it names none) and its sha256 against the pin;
+        returns the sha256, else an RmevalError naming what differs."""
+        from rmeval.io.hashing import sha256_file
+
+        if named_model is not None and self.source != "run" and named_model != self.model:
+            raise RmevalError(f"model {self.name!r}: {file} holds the results of {named_model!r}, but options.model "
+                              f"is {self.model!r}")
+        digest = sha256_file(file)
         if self.sha256 and digest != self.sha256:
             raise RmevalError(f"model {self.name!r}: {file} has sha256 {digest}, but options.sha256 is "
                               f"{self.sha256}: not the pinned file")
+        return digest

@@ -64,13 +64,7 @@ def problems(spec: ModelSpec, bench: Benchmark, section: Mapping[str, Any], loca
         return [f"model {spec.name!r}: options.path: {file}: file not found"]
     try:
         scores = reader.read(file)
-        if scores.model is not None and scores.model != entry.model:
-            return [f"model {spec.name!r}: {file} holds the results of {scores.model!r}, but options.model is "
-                    f"{entry.model!r}"]
-        if entry.sha256:
-            from rmeval.io.hashing import sha256_file
-
-            entry.check_sha256(file, sha256_file(file))
+        entry.check_file(file, scores.model)
         data = reader.run_data(section, locate) if reader.run_data else None
         if data is not None and data.row_ids is not None:
             alignment = align(group_rows(data.row_ids, reader.item_of), scores.items)
