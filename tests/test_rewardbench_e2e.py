@@ -1,7 +1,8 @@
 """RewardBench 1 and 2 through the real workflow (the `rewardbench` scenario of .test/): fixtures in the datasets'
 layouts, a tiny classifier and the length baseline on both versions and a direct LLM judge (the loopback judge
 server) on RewardBench 2, scored by the shared score rule; the tables are recomputed here from the score files (the
-length baseline's from the fixtures' texts alone); a rerun scores nothing; the baseline alone runs to the summary."""
+length baseline's from the fixtures' texts alone); a rerun scores nothing; the baseline alone runs to the summary;
+`rmeval run --against` two published files and this run's folder as an earlier run (issue 49)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ TARGETS = ("results/tables/rewardbench_scores.csv", "results/tables/rewardbench_
            "results/figures/fig_fairness_vs_capability.png", "results/tables/reproduction.csv", "results/summary.md",
            "results/rewardbench2/official/judge-direct.json", "results/rewardbench/official/tiny-cls.json",
            "results/rewardbench/official/length-baseline.json",
-           "results/tables/comparisons.csv", "results/tables/leaderboard.md", "results/figures/fig_leaderboard.png")
+           "results/tables/comparisons.csv", "results/tables/leaderboard.md", "results/figures/fig_leaderboard.png",
+           "results/lock.yaml")  # the lock: an earlier run's record for `--against` (test_against_published_...)
 BASELINE = "length-baseline"
 
 
@@ -287,6 +289,89 @@ def test_comparisons_and_leaderboard_hold_each_benchmark_s_own_values(rb_run):
                 r["model_a"] == model) and float(r["difference"]) != 0 for r in subsets)
             expected.append(f"{bench} {beats} of {len(subsets)} {'subsets' if subsets is not mine else 'metrics'}")
         assert line.endswith(": " + "; ".join(expected) + "."), line
+
+
+@pytest.mark.e2e
+def test_against_published_files_and_an_earlier_run(rb_run, tmp_path):
+    """Issue 49's "Done when", on this scenario's data (before the tests that rewrite its run-level files): `rmeval
+    run --model tiny-cls --name tiny-new --against` two published files (RewardBench 1 and 2 in the authors' layout,
+    tests/published_fixtures.py, from our own scores) and an earlier run's folder (this scenario's tiny-cls scores,
+    lock and prepared tables, copied as from another machine). The published models' headline numbers are the
+    authors' scoring of their files (re-stated in tests/test_published.py); the same model run again equals its
+    earlier scores on every comparison (difference 0); every table marks the opponents published, with their source;
+    the lock pins each file's sha256 and carries the earlier run's model record."""
+    import hashlib
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import published_fixtures as fx
+    from scenarios import NO_NETWORK_PROXY
+    from test_published import authors_v1, authors_v2
+
+    run, _ = rb_run
+    earlier = tmp_path / "earlier" / "results"  # what an earlier run on another machine left
+    for part in ("scores/rewardbench/tiny-cls", "scores/rewardbench2/tiny-cls", "rewardbench/data", "rewardbench2/data"):
+        shutil.copytree(run.workdir / "results" / part, earlier / part)
+    shutil.copy(run.workdir / "results/lock.yaml", earlier / "lock.yaml")
+    data = {name: run.workdir / run.config[name]["path"] for name in ("rewardbench", "rewardbench2")}
+    v1 = fx.write_scores_file(tmp_path / "published/eval-set-scores/org/pub-v1.json",
+                              fx.v1_columns(fx.dataset_rows(data["rewardbench"]), fx.seeded_score(11)), "org/pub-v1")
+    v2 = fx.write_scores_file(tmp_path / "published/v2/org/pub-v2.json",
+                              fx.v2_columns(fx.dataset_rows(data["rewardbench2"]), fx.seeded_score(12)), "org/pub-v2")
+    registry = tmp_path / "registry.yaml"
+    registry.write_text("models:\n" + "".join(
+        f"  {name}: {{adapter: published, resources: {{gpu: 0, mem_mb: 1000, runtime: 10}}, options: {{benchmark: "
+        f"{bench}, model: org/{name}, source: local, path: {path}}}}}\n"
+        for name, bench, path in (("pub-v1", "rewardbench", v1), ("pub-v2", "rewardbench2", v2))))
+    env = {**os.environ, **NO_NETWORK_PROXY, "HF_HUB_OFFLINE": "1"}
+    argv = ["--model", str(run.workdir / run.config["models"][0]["path"]), "--name", "tiny-new",
+            "--benchmarks", "rewardbench,rewardbench2", "--against", "published:rewardbench/org/pub-v1",
+            "--against", "pub-v2", "--against", str(earlier), "--set", f"registry={registry}", "--cores", "2",
+            *(f"--set={name}.{key}={value}" for name in data for key, value in
+              (("source", "local"), ("path", data[name]))), "--set", "scoring.threads=1"]
+    result = subprocess.run([sys.executable, "-m", "rmeval", "run", *argv], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, f"{result.stdout[-6000:]}\n--- stderr ---\n{result.stderr[-6000:]}"
+    models_block = result.stdout.split("rmeval run: config", 1)[0]
+    assert f"tiny-cls  --against {earlier}: scores of an earlier run in {earlier}" in models_block
+    assert "pub-v1    --against published:rewardbench/org/pub-v1: published rewardbench results" in models_block
+    results = tmp_path / "results"
+    # the published models' headlines: the authors' scoring of their files
+    sections = {(r["model"], r["section"]): float(r["score"]) for r in _rows(results / "tables/rewardbench_sections.csv")}
+    assert sections[("pub-v1", "Overall")] == pytest.approx(100 * authors_v1(json.loads(v1.read_text()))["Overall"])
+    v2_rows = {(r["model"], r["subset"]): r for r in _rows(results / "tables/rewardbench2_scores.csv")}
+    for subset, value in authors_v2(json.loads(v2.read_text())).items():
+        assert float(v2_rows[("pub-v2", subset)]["score"]) == pytest.approx(100 * value), subset
+    assert {v2_rows[(m, "Overall")]["mode"] for m in ("pub-v2", "tiny-cls")} == {"published"}
+    # the same model run again: its earlier scores, every comparison on the common items a difference of 0
+    compared = [r for r in _rows(results / "tables/comparisons.csv") if {r["model_a"], r["model_b"]} ==
+                {"tiny-new", "tiny-cls"}]
+    assert len(compared) > 10 and all(float(r["difference"]) == 0 for r in compared)
+    # marked published everywhere, with source and revision in the notes
+    board = _rows(results / "tables/leaderboard.csv")
+    assert {(r["benchmark"], r["model"]) for r in board if r["published"] == "True"} == {
+        ("rewardbench", "pub-v1"), ("rewardbench", "tiny-cls"), ("rewardbench2", "pub-v2"), ("rewardbench2", "tiny-cls")}
+    leaderboard = (results / "tables/leaderboard.md").read_text()
+    assert "pub-v1 (published)" in leaderboard and f"pub-v1: org/pub-v1 from local:{v1}" in leaderboard
+    sections_md = (results / "tables/rewardbench_sections.md").read_text()
+    sha = hashlib.sha256(v1.read_bytes()).hexdigest()
+    assert (f"pub-v1: published per-item results, not run here: org/pub-v1 from local:{v1} (sha256 {sha[:12]}); "
+            "matched 8 of 8 items (100.0 %).") in sections_md
+    assert f"tiny-cls: an earlier run's scores, not run here: tiny-cls from run:{earlier}" in sections_md
+    summary = (results / "summary.md").read_text()
+    assert "- pub-v1 (published per-item results, not run here):" in summary
+    assert "pub-v2 (published)" in summary
+    # the lock: each file's sha256, and the earlier run's record of its model
+    import yaml
+
+    lock = yaml.safe_load((results / "lock.yaml").read_text())["models"]
+    assert lock["pub-v1"]["published_sha256"] == sha and lock["pub-v1"]["revision"] == f"published:local:{v1}"
+    earlier_lock = yaml.safe_load((earlier / "lock.yaml").read_text())["models"]["tiny-cls"]
+    assert lock["tiny-cls"]["earlier_run_model"] == earlier_lock
+    assert lock["tiny-new"]["revision"] == earlier_lock["revision"]  # the very same weights
 
 
 @pytest.mark.e2e

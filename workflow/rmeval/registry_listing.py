@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmeval.config_check import schema_default
+from rmeval.models.catalogue import is_published
 from rmeval.registry import ModelSpec, load_registry
 
 FIXTURE_INDEX = Path(__file__).resolve().parents[2] / "tests" / "fidelity_fixtures.yaml"
@@ -67,16 +68,24 @@ def rows(registry: dict[str, ModelSpec], index: dict[str, str | None] | None) ->
     out = []
     for name, spec in registry.items():
         remote, weightless = spec.adapter_entry.remote, spec.adapter_entry.weightless
+        published = is_published(spec)
         out.append(Row(
             name=name,
             adapter=spec.adapter,
-            parameters="none (baseline)" if weightless else parameters(spec),
+            parameters="none (published results)" if published else "none (baseline)" if weightless
+            else parameters(spec),
             gpus="0 (remote)" if remote else "0 (no weights)" if weightless else str(spec.resources.gpu),
-            revision=spec.revision or ("n/a (endpoint)" if remote else "n/a (a rule)" if weightless
-                                       else "main (pinned by the lock)"),
+            revision=spec.revision or (published_pin(spec) if published else "n/a (endpoint)" if remote
+                                       else "n/a (a rule)" if weightless else "main (pinned by the lock)"),
             fixture=fixture_status(name, index),
         ))
     return out
+
+
+def published_pin(spec: ModelSpec) -> str:
+    """A published entry's pin (`options.commit` / `options.revision`), or what it is without one."""
+    options = spec.options
+    return str(options.get("commit") or options.get("revision") or f"n/a ({options.get('source')} file)")
 
 
 def render(table: list[Row]) -> str:

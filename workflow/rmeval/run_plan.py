@@ -300,6 +300,7 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
     """Everything common.smk needs: the registry, each enabled benchmark's plan (catalogue order), the lock."""
     from rmeval.lock.lockfile import config_sha256, load_lock
     from rmeval.lock.models import follow_lock
+    from rmeval.published import plan as published_plan
 
     workdir = Path.cwd() if workdir is None else workdir
     registry = load_registry(locate(config["registry"]))
@@ -315,6 +316,7 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
             raise RmevalError(f"benchmark {bench.name!r} declares no planner (its catalogue's `planner`)")
         planner: Planner = import_target(bench.planner)
         plan = planner(config, PlanContext(registry, dict(defined), locate, workdir, lock_path))
+        plan = published_plan.attach(plan, bench, config, locate)  # its published models: checked, preflight
         _check_one_definition(defined, keys, plan, bench.models_key)
         for key in plan.skipped:
             if bench.get(key).when in (None, *plan.conditions):

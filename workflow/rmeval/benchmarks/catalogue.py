@@ -214,6 +214,9 @@ class Benchmark:
     compare: how it compares two models on the same items (`ModelComparison`); None: it takes no part in the run's
         comparisons and leaderboard.
     run_preset: what `rmeval run` writes into the config for it (`RunPreset`); None: `enabled: true` and the models.
+    published_reader: "module:attribute", an rmeval.published.reader.PublishedReader: how a results file its
+        authors publish (per-item scores of a model they ran) becomes score rows of its score contract, and which
+        id aligns its items (adapter `published`); None: no published model can be scored on it.
     """
 
     name: str
@@ -240,6 +243,7 @@ class Benchmark:
     capability: str | None = None
     compare: ModelComparison | None = None
     run_preset: RunPreset | None = None
+    published_reader: str | None = None
 
     def __post_init__(self) -> None:
         for stage in self.score_stages:

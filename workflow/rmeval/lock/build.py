@@ -24,6 +24,8 @@ OPTIONAL_MODEL_FIELDS = {
     "template_hash": ("template_hash", "chat_template_sha256"),
     "prompt_hash": ("prompt_hash", "prompt_sha256"),
     "attn_implementation": ("attn_implementation",),
+    "published_sha256": ("published_sha256",),  # the file a published model's results were read from
+    "earlier_run_model": ("earlier_run_model",),  # an earlier run's model, as that run's lock recorded it
 }
 # A model's identity: every sidecar of one model must agree on these.
 MODEL_IDENTITY = ("adapter", "path", "revision", "dtype")

@@ -24,7 +24,8 @@ class ModelLock:
     name: str
     adapter: str
     path: str
-    revision: str  # the hub commit loaded, a local folder's fingerprint, `api:<model>`, or a baseline's rule
+    revision: str  # the hub commit loaded, a local folder's fingerprint, `api:<model>`, a baseline's rule, or
+    # `published:<origin>` (a published file; its `published_sha256` in `extra`)
     dtype: str
     # Optional fields a meta sidecar may carry (template_hash, prompt_hash, ...): a value, or
     # {"<benchmark>/<table>": value}.
@@ -32,7 +33,7 @@ class ModelLock:
 
     @property
     def is_hub(self) -> bool:
-        return not self.revision.startswith(("local-sha256:", "api:", "baseline:", "unresolved"))
+        return not self.revision.startswith(("local-sha256:", "api:", "baseline:", "published:", "unresolved"))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -73,6 +73,11 @@ class RewardScorer(ABC):
         """Free what a failed batch left behind before the engine retries smaller."""
         return None
 
+    def finish_output(self, table: Any) -> Any:
+        """The output table as written: every row (the default), or without the rows this adapter has no score of
+        (published results that lack some of the run's items: rmeval.models.published)."""
+        return table
+
     def summarize_output(self, table: Any) -> dict[str, Any]:
         """Facts about the finished output table for the metadata sidecar (judges: null counts, agreement)."""
         return {}

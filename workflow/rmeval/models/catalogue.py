@@ -63,6 +63,8 @@ class Adapter:
     # no torch, no model server, no `path` (it defaults to `default_path`)
     weightless: bool = False
     options: tuple[Option, ...] = ()
+    # the options whose values make a weightless entry's default `path` (None: its required options)
+    path_options: tuple[str, ...] | None = None
 
     @property
     def loads_model(self) -> bool:
@@ -74,7 +76,8 @@ class Adapter:
         (`baseline:length`), what the lock and `rmeval models` show; None for an adapter that needs a path."""
         if not self.weightless:
             return None
-        return ":".join([self.name, *(str(options.get(option.name)) for option in self.options if option.required)])
+        names = self.path_options if self.path_options is not None else [o.name for o in self.options if o.required]
+        return ":".join([self.name, *(str(options.get(name)) for name in names if options.get(name) is not None)])
 
     @property
     def option_names(self) -> list[str]:
@@ -132,6 +135,7 @@ def _client_options(api_key_env: str, chars_per_token: float) -> tuple[Option, .
 
 
 BASELINE = "baseline"  # the adapter of the trivial baselines: `is_baseline` tells them from models
+PUBLISHED = "published"  # the adapter of published per-item results: `is_published` tells them from models run here
 
 _JUDGE_OPTIONS = (
     Option("mode", "string", "direct or pairwise", choices=("direct", "pairwise"), required=True),
@@ -200,6 +204,28 @@ _ENTRIES = (
                 Option("seed", "integer", "seed of the random reward", default=0, applies_when=("kind", "random")),
                 Option("value", "number", "the constant reward", default=0.0, applies_when=("kind", "constant")),
             )),
+    # Published per-item results (rmeval.models.published, rmeval.published): the authors' results file of a model
+    # they ran, or an earlier rmeval run's score files, read instead of running the model. No weights, no GPU.
+    Adapter(PUBLISHED, "rmeval.models.published:PublishedScorer",
+            "published per-item results: the authors' results file, or an earlier run's score files (no weights)",
+            weightless=True, path_options=("benchmark", "model"), options=(
+                Option("source", "string", "github (repo + commit), hub (a dataset repo + revision), local (a file "
+                       "in the authors' format) or run (an earlier rmeval run's results/ folder)",
+                       choices=("github", "hub", "local", "run"), required=True),
+                Option("path", "string", "the file in the repository (github, hub), on this machine (local), or the "
+                       "earlier run's results/ folder (run)", required=True),
+                Option("benchmark", "string", "the benchmark the file holds results of (not with source: run: its "
+                       "folder says)"),
+                Option("model", "string", "the published model's name, as the file names it (source: run: the model's "
+                       "name in that run)"),
+                Option("repo", "string", "the repository (owner/name) of source github or hub"),
+                Option("commit", "string", "the commit of source github (40 hex)"),
+                Option("revision", "string", "the dataset revision of source hub (a commit pins it)"),
+                Option("sha256", "string", "the file's sha256; when set, a file that differs is refused"),
+                Option("leaderboard", "number", "the headline the authors' leaderboard page shows for it (percent), "
+                       "with `leaderboard_source`: the tables say by how much rmeval's scoring of the file differs"),
+                Option("leaderboard_source", "string", "where and when that value was read (page, date)"),
+            )),
     # A local server (vLLM, SGLang) needs no key: the judge sends none when the variable is unset.
     Adapter("judge", "rmeval.models.judge:JudgeScorer", "LLM judge over an OpenAI-compatible endpoint",
             remote=True, judge=True, options=(*_client_options("OPENAI_API_KEY", 3.0), *_JUDGE_OPTIONS)),
@@ -214,6 +240,13 @@ def is_baseline(model: Any) -> bool:
     model record). The one test of it: tables, summaries and comparisons mark baselines by it."""
     adapter = model.get("adapter") if isinstance(model, Mapping) else getattr(model, "adapter", None)
     return adapter == BASELINE
+
+
+def is_published(model: Any) -> bool:
+    """Whether a model's results are published ones read from a file (adapter `published`), not a model run here:
+    `model` as in `is_baseline`. Tables, summaries and comparisons mark them by it."""
+    adapter = model.get("adapter") if isinstance(model, Mapping) else getattr(model, "adapter", None)
+    return adapter == PUBLISHED
 
 
 def unknown_adapter(name: Any) -> str:

@@ -3,7 +3,7 @@ or more models the comparisons and ranks, then where the tables, figures, summar
 
 It reads the run's files only, in the layout `rmeval compare` writes (rmeval.run_outputs.compare.tables):
 - `results/tables/leaderboard.csv` (benchmark, metric, model, value, ci_low, ci_high, rank, rank_low, rank_high,
-  tied_with, baseline): each benchmark's headline metrics, per model with its interval, rank and rank interval;
+  tied_with, baseline, published): each benchmark's headline metrics, per model with its interval, rank and rank interval;
 - `results/tables/comparisons.csv` (benchmark, metric, model_a, model_b, n, value_a, value_b, difference, ci_low,
   ci_high, p_value, p_adjusted, q_value, test, note; difference = a - b): the comparisons of those headline
   metrics, the others counted;
@@ -103,7 +103,8 @@ def render(headers: Sequence[str], rows: Iterable[Sequence[str]], right: Sequenc
 # ----------------------------------------------------------------------------- headlines
 def _labelled(row: Mapping[str, str]) -> str:
     baseline = str(row.get("baseline") or "").strip().lower() in TRUE_WORDS
-    return f"{row['model']}{' (baseline)' if baseline else ''}"
+    published = str(row.get("published") or "").strip().lower() in TRUE_WORDS
+    return f"{row['model']}{' (baseline)' if baseline else ''}{' (published)' if published else ''}"
 
 
 def _direction(bench: Benchmark | None, metric: str) -> str:

@@ -1,4 +1,5 @@
-"""`rmeval run --model PATH_OR_HUB_ID [--name NAME] ... [--benchmarks ...] [--baseline KIND] [--data ...]
+"""`rmeval run --model PATH_OR_HUB_ID [--name NAME] ... [--benchmarks ...] [--baseline KIND] [--against NAME_OR_FOLDER]
+[--data ...]
 [--set KEY=VALUE] [--cores N] [--profile local|slurm] [-n]`.
 
 Every problem of the input is named, one line each, before anything is written or run: `results/` stays as it was.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ EXAMPLES = """examples:
   rmeval run --model ./checkpoint-800 --model ./checkpoint-1200 --data demo      # two checkpoints, offline
   rmeval run --model org/reward-model --baseline length --benchmarks {every}
   rmeval run --model ./my-rm --set stats.alpha=0.01 -n                           # plan only
+  rmeval run --model ./ckpt-1200 --against NAME --against ../ckpt-800/results     # NAME: from `rmeval published`
 The config goes to results/run_config.yaml; `snakemake --configfile results/run_config.yaml` reruns it."""
 
 
@@ -84,6 +86,9 @@ def build_parser(repository: Path) -> argparse.ArgumentParser:
     parser.add_argument("--baseline", action="append", default=[], metavar="KIND",
                         help=f"add the registry's `KIND{BASELINE_SUFFIX}` entry as a model (e.g. length, random); "
                              "repeatable")
+    parser.add_argument("--against", action="append", default=[], metavar="NAME_OR_FOLDER",
+                        help="compare with published results (a registry name, `rmeval published`; or "
+                             "published:BENCHMARK/MODEL) or an earlier run's results/ folder, not run here; repeatable")
     parser.add_argument("--data", default=None, metavar="SOURCE", help=data_help)
     parser.add_argument("--set", action="append", default=[], dest="settings", metavar="KEY=VALUE",
                         help="any config key by its dotted path (config/README.md), the value as YAML; repeatable")
@@ -102,6 +107,8 @@ class Setup:
 
     config: dict[str, Any]
     models: list[Resolved]
+    opponents: list[Any] = field(default_factory=list)  # `--against` (rmeval.run_command.against.Opponent)
+    notes: list[str] = field(default_factory=list)
 
 
 def _problem_report(problems: Sequence[str]) -> str:
@@ -115,7 +122,7 @@ def prepare(args: argparse.Namespace, repository: Path) -> Setup:
     """The checked config; every problem of the input at once, in an RmevalError (nothing is written)."""
     from rmeval.config_check import schema_default
     from rmeval.devices import local_gpu_cap
-    from rmeval.run_command import build, overrides
+    from rmeval.run_command import against, build, overrides
     from rmeval.run_command.models import Machine, Registry, resolve_all
     from rmeval.run_plan import config_path
 
@@ -145,6 +152,9 @@ def prepare(args: argparse.Namespace, repository: Path) -> Setup:
     machine = Machine(local_gpu_cap(), cluster=args.profile == "slurm")
     models, model_problems = resolve_all(args.models, args.baseline, registry, machine)
     problems += model_problems
+    opponents, against_problems = against.resolve_against(args.against, registry.specs, benchmarks,
+                                                          {model.name: model.given for model in models})
+    problems += against_problems
     config: dict[str, Any] = {}
     if not problems:
         try:
@@ -153,9 +163,13 @@ def prepare(args: argparse.Namespace, repository: Path) -> Setup:
             problems.append(str(error))
     if not problems:
         problems += overrides.apply_all(config, settings)
+    if not problems and opponents:
+        against.add_to_config(config, opponents)
+        problems += against.file_problems(config, opponents, registry.specs,
+                                          lambda path: config_path(path, repository, Path.cwd()))
     if problems:
         raise RmevalError(_problem_report(problems))
-    return Setup(config, models)
+    return Setup(config, models, opponents, against.mismatch_notes(config, opponents))
 
 
 def _default_benchmarks() -> list[str]:
@@ -165,8 +179,10 @@ def _default_benchmarks() -> list[str]:
 
 
 def _models_block(setup: Setup) -> str:
-    width = max(len(model.name) for model in setup.models)
-    lines = [f"  {model.name:<{width}}  {model.given}: {model.how}" for model in setup.models]
+    everyone = [*((m.name, m.given, m.how) for m in setup.models), *((o.name, o.given, o.how) for o in setup.opponents)]
+    width = max(len(name) for name, _, _ in everyone)
+    lines = [f"  {name:<{width}}  {given}: {how}" for name, given, how in everyone]
+    lines += [f"  note: {note}" for note in setup.notes]
     return "rmeval run: models\n" + "\n".join(lines)
 
 
@@ -191,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         return status
     if args.dry_run:
         return 0
-    names = [model.name for model in setup.models]
+    names = [model.name for model in setup.models] + [opponent.name for opponent in setup.opponents]
     benchmarks = enabled_benchmarks(setup.config)  # `--set` may have turned one on or off
     print()
     print(answer(AnswerInputs(launch.workdir, benchmarks, names, launch.configfile, launch.command(launch.base()))))

@@ -31,6 +31,7 @@ from rmeval import cli_settings
 from rmeval.errors import RmevalError
 from rmeval.hub import hub_offline, looks_local
 from rmeval.io.clock import utc_now
+from rmeval.models.catalogue import is_published
 from rmeval.registry import ModelSpec
 from rmeval.scoring.spec_argument import read_spec
 
@@ -62,6 +63,15 @@ def download(spec: ModelSpec) -> dict[str, Any]:
     if spec.adapter_entry.remote:
         _log(f"{spec.name}: adapter {spec.adapter!r} scores through an API; nothing to download")
         return {**base, "source": "api"}
+    if is_published(spec):  # its results file, at its pin (the jobs read it offline)
+        from rmeval.io.hashing import sha256_file
+        from rmeval.published.entry import PublishedEntry
+
+        entry = PublishedEntry.from_spec(spec)
+        file = entry.fetch()
+        _log(f"{spec.name}: published results {entry.origin} -> {file}")
+        return {**base, "source": f"published:{entry.source}", "file": str(file),
+                "sha256": sha256_file(file) if file.is_file() else None}
     if spec.adapter_entry.weightless:
         _log(f"{spec.name}: adapter {spec.adapter!r} is a rule on the text, without weights; nothing to download")
         return {**base, "source": "none"}

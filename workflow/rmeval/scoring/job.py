@@ -124,6 +124,7 @@ def run_job(request: JobRequest) -> dict[str, Any]:
         ids_sha256 = str(getattr(scorer, "tokenization", {}).get("input_ids_sha256", ""))
         checkpoint = Checkpoint(request.output, fingerprint(request, input_sha256, runtime, ids_sha256))
         table, report = score_rows(scorer, pairs, prepared, settings, checkpoint, request.spec.name)
+        table = scorer.finish_output(table)
         description = scorer.describe()
         description.update(scorer.summarize_output(table))
     finally:

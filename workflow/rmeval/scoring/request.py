@@ -47,7 +47,9 @@ def resolve_runtime(request: JobRequest) -> Runtime:
     """Device and dtype for this job (torch is imported here, after GPU claiming)."""
     spec = request.spec
     if not spec.adapter_entry.loads_model:  # an endpoint, or a rule on the text (a baseline): no torch
-        return Runtime(device="api" if spec.adapter_entry.remote else "cpu", dtype="n/a", padding_side=None)
+        # the input table's path: published results name the data it was prepared from (its manifest beside it)
+        return Runtime(device="api" if spec.adapter_entry.remote else "cpu", dtype="n/a", padding_side=None,
+                       extra={"input": str(request.input)})
     import torch
 
     if request.threads:

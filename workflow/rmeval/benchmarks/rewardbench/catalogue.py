@@ -60,4 +60,6 @@ BENCHMARK = Benchmark(
     report_section="rewardbench_section.rst",
     # Which model is better on the same prompts (rmeval compare): subsets, sections, overall (rewardbench/compare.py)
     compare=ModelComparison(provider="rmeval.benchmarks.rewardbench.compare:comparison_part", reads_items=True),
+    # The authors' per-prompt results of the models they ran, as models (adapter `published`)
+    published_reader="rmeval.benchmarks.rewardbench.published:V1_READER",
 )

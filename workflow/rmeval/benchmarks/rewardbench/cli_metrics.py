@@ -110,8 +110,13 @@ def export_main(argv: list[str]) -> int:
                    if row["subset"] != metrics.OVERALL}
     scores = Path(args.scores)
     meta = Path(args.meta) if args.meta else scores.with_name(scores.name.removesuffix(".parquet") + ".meta.json")
-    model_type = f"Trivial baseline ({scored.baseline.kind})" if scored.baseline else MODEL_TYPES[scored.mode]
+    if scored.published is not None:  # the file's own fields: what the authors' run was
+        model_type = f"Published ({scored.published.get('model_type') or 'model type not recorded'})"
+        chat_template = scored.published.get("chat_template")
+    else:
+        model_type = f"Trivial baseline ({scored.baseline.kind})" if scored.baseline else MODEL_TYPES[scored.mode]
+        chat_template = chat_template_used(meta)
     write_json_atomic({"model": args.model, "model_type": model_type,
-                       "chat_template": chat_template_used(meta), **subsets}, args.out, sort_keys=False)
+                       "chat_template": chat_template, **subsets}, args.out, sort_keys=False)
     print(f"rewardbench-export: {args.model} -> {args.out}")
     return 0

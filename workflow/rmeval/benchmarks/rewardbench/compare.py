@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,8 +38,6 @@ from rmeval.paired_difference import (
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import pandas as pd
 
     from rmeval.run_outputs.compare.parts import CompareContext, ComparisonPart, Metric
@@ -158,16 +157,41 @@ def _read(context: CompareContext) -> tuple[list[Items], list[str]]:
         raise RmevalError(f"{data_path}: the prepared {version.title} table is missing (run `rmeval "
                           f"rewardbench-prepare --version {version.name}`, or pass --data)")
     data = pd.read_parquet(data_path)
-    layout = Layout.of(data)
     read, notes = [], []
+    tables: dict[str, tuple[Path, pd.DataFrame]] = {}
     for model in context.model_folders():
         path = context.scores / model / f"{version.name}.parquet"
         if not path.is_file():
             notes.append(f"{model} left out: no score file {path}.")
             continue
-        rewards, mode = rewards_of(data, pd.read_parquet(path), path)
+        tables[model] = (path, pd.read_parquet(path))
+    data, note = common_prompts(data, {model: table for model, (_, table) in tables.items()})
+    notes += [note] if note else []
+    layout = Layout.of(data)
+    for model, (path, table) in tables.items():
+        rewards, mode = rewards_of(data, table[table["id"].astype(str).isin(data["id"])], path)
         read.append(layout.items(rewards, mode, model, version is V1))
     return read, notes
+
+
+def common_prompts(data: pd.DataFrame, tables: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, str | None]:
+    """The prepared rows of the prompts every model's score file holds whole, and a note when that is not every
+    prompt: a published model's file that matched fewer prompts (rmeval.published.align), so that every comparison
+    and the ranks are on the same items."""
+    prompts = data["row_id"].astype(str)
+    keep = np.ones(len(data), dtype=bool)
+    short: list[str] = []
+    for model, table in tables.items():
+        held = data["id"].astype(str).isin(set(table["id"].astype(str)))
+        whole = held.groupby(prompts).transform("all").to_numpy()
+        if not whole.all():
+            short.append(f"{model} ({prompts[whole].nunique()})")
+        keep &= whole
+    if keep.all():
+        return data, None
+    kept = data[keep].reset_index(drop=True)
+    return kept, (f"compared on the {kept['row_id'].nunique()} of {prompts.nunique()} prompts every model holds "
+                  f"(published results matched fewer: {', '.join(short)} prompts).")
 
 
 # ----------------------------------------------------------------------------- v2 Ties, vectorised

@@ -4,7 +4,9 @@ Rows are joined by the score contract's ids; every prepared completion must be s
 direct mode (`rating` column) are scored on their reward (the rating; the lowest one when unparsable), so tied
 ratings at the top share the point by the same 1/k rule; pairwise judges rate no single completion and are refused.
 A trivial baseline (adapter `baseline`, known from the score file's sidecar) is scored by the same rules, its mode
-naming it (`length baseline`); the chance rows (model `Random (chance)`) keep mode `baseline`.
+naming it (`length baseline`); the chance rows (model `Random (chance)`) keep mode `baseline`. A published model
+(adapter `published`: the authors' per-prompt results, read from their file, rmeval.models.published) has mode
+`published`; its score file holds the prompts its file matched, and it is scored on those (whole prompts only).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
 CLASSIFIER = "classifier"
 DIRECT_JUDGE = "judge (direct)"
 CHANCE = "baseline"  # the mode of the chance rows (a random reward model's expected score), not a scored model
-MODEL_MODES = (CLASSIFIER, DIRECT_JUDGE)  # reward models; a baseline model's mode is its rule's label
+PUBLISHED = "published"  # a model's published per-item results, read from its authors' file, not run here
+MODEL_MODES = (CLASSIFIER, DIRECT_JUDGE, PUBLISHED)  # reward models; a baseline model's mode is its rule's label
 OVERALL = "Overall"
 
 
@@ -51,6 +54,30 @@ class Scored:
     mode: str
     rows: dict[str, tuple[str, list[float], int]]  # row_id -> (subset, rewards, n_correct)
     baseline: BaselineRule | None = None  # a trivial baseline's rule (its mode is `rule.label`)
+    published: dict[str, Any] | None = None  # a published model's record (rmeval.models.published.sidecar_published)
+
+    @property
+    def note(self) -> str | None:
+        """A published model's line of a table note: where its results come from, how many items matched."""
+        if self.published is None:
+            return None
+        sha = str(self.published.get("sha256") or "")[:12]
+        what = "an earlier run's scores" if self.published.get("source") == "run" else "published per-item results"
+        return (f"{self.model}: {what}, not run here: {self.published.get('model')} from "
+                f"{self.published.get('origin')}{f' (sha256 {sha})' if sha else ''}; "
+                f"{self.published.get('alignment_words')}."
+                + "".join(f" {note[0].upper()}{note[1:]}." for note in self.published.get("notes") or []))
+
+    @property
+    def tag(self) -> dict[str, Any]:
+        """What its table rows carry besides the columns: a published model's note, and the headline its authors'
+        leaderboard page shows (with where it was read, and the share of items matched: why they may differ)."""
+        if not self.note:
+            return {}
+        published = self.published or {}
+        page = ({"leaderboard": published["leaderboard"], "leaderboard_source": published.get("leaderboard_source"),
+                 "alignment": published.get("alignment") or {}} if published.get("leaderboard") is not None else {})
+        return {"note": self.note, **page}
 
 
 def score_mode(scores: pd.DataFrame, path: Path) -> str:
@@ -64,6 +91,7 @@ def join(data: pd.DataFrame, scores: pd.DataFrame, model: str, path: Path) -> Sc
     import pandas as pd
 
     from rmeval.models.baseline import sidecar_baseline
+    from rmeval.models.published import sidecar_published
 
     if "id" not in scores.columns or "reward" not in scores.columns:
         raise RmevalError(f"{path}: needs columns 'id' and 'reward'; found {list(scores.columns)}")
@@ -76,6 +104,9 @@ def join(data: pd.DataFrame, scores: pd.DataFrame, model: str, path: Path) -> Sc
         rewards = pd.Series(scores["rating"].astype(float).fillna(INVALID_RATING).to_numpy(), index=ids)
     else:
         rewards = pd.Series(scores["reward"].to_numpy(), index=ids)
+    published = sidecar_published(path)
+    if published is not None:  # the prompts its file matched (whole prompts), as its sidecar counts them
+        data = _published_rows(data, rewards, path)
     missing = data.loc[~data["id"].isin(rewards.index), "id"]
     if len(missing):
         raise RmevalError(f"{path}: no score for id {missing.iloc[0]!r} ({len(missing)} missing)")
@@ -87,8 +118,19 @@ def join(data: pd.DataFrame, scores: pd.DataFrame, model: str, path: Path) -> Sc
         value = finite(rewards[record["id"]], f"{path}: id {record['id']!r}: column 'reward'")
         subset, values, n_correct = rows.setdefault(record["row_id"], (record["subset"], [], record["n_correct"]))
         values.append(value)
+    if published is not None:
+        return Scored(model, PUBLISHED, rows, None, published)
     baseline = sidecar_baseline(path)
     return Scored(model, baseline.label if baseline else mode, rows, baseline)
+
+
+def _published_rows(data: pd.DataFrame, rewards: pd.Series, path: Path) -> pd.DataFrame:
+    """The prepared rows of the prompts a published score file holds; a prompt held in part is an error."""
+    held = data["id"].isin(rewards.index)
+    partial = sorted(set(data.loc[held, "row_id"]) & set(data.loc[~held, "row_id"]))
+    if partial:
+        raise RmevalError(f"{path}: prompt {partial[0]!r} is scored in part ({len(partial)} such prompts)")
+    return data[held]
 
 
 # Subsets in the official order (v2's six, then v1's by section); any other subset after them, by name.
@@ -129,9 +171,9 @@ def v1_rows(scored: Scored) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     for subset, rows in _subsets(scored).items():
         wins = [pair_won(values[0], values[1]) for _, values, _ in rows]
         subsets[subset] = sum(wins) / len(wins)
-        subset_rows.append({"model": scored.model, "mode": scored.mode, "subset": subset,
+        subset_rows.append({**scored.tag, "model": scored.model, "mode": scored.mode, "subset": subset,
                             "accuracy": 100 * subsets[subset], "n": len(wins)})
-    section_rows = [{"model": scored.model, "mode": scored.mode, "section": section, "score": 100 * value}
+    section_rows = [{**scored.tag, "model": scored.model, "mode": scored.mode, "section": section, "score": 100 * value}
                     for section, value in section_scores(subsets).items()]
     return subset_rows, section_rows
 
@@ -163,13 +205,14 @@ def v2_rows(scored: Scored, n_bootstrap: int, seed: int) -> list[dict[str, Any]]
                                   for _ in range(n_bootstrap)]  # for Overall's interval
         low, high = (_ci(replicates[subset]) if subset == TIES
                      else bounded_mean_interval(results.tolist(), 0.0, 1.0))
-        out.append({"model": scored.model, "mode": scored.mode, "subset": subset, "score": 100 * scores[subset],
+        out.append({**scored.tag, "model": scored.model, "mode": scored.mode, "subset": subset,
+                    "score": 100 * scores[subset],
                     "n": len(rows), "ci_low": 100 * low, "ci_high": 100 * high})
     overall = v2_overall(scores)
     overall_replicates = ([float(np.mean([replicates[s][b] for s in V2_SUBSETS])) for b in range(n_bootstrap)]
                           if not math.isnan(overall) else [])
     low, high = _ci(overall_replicates)
-    out.append({"model": scored.model, "mode": scored.mode, "subset": OVERALL, "score": 100 * overall,
+    out.append({**scored.tag, "model": scored.model, "mode": scored.mode, "subset": OVERALL, "score": 100 * overall,
                 "n": sum(len(rows) for rows in _subsets(scored).values()), "ci_low": 100 * low, "ci_high": 100 * high})
     return out
 

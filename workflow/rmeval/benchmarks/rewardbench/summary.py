@@ -1,7 +1,8 @@
 """A RewardBench version's section of the run's summary (`Benchmark.summary_section` of both versions): each
 scored model's overall score from its overall table (v1's sections, v2's scores: the `Overall` rows, with their
 mode), highest first, so that a run of RewardBench alone still says in words what it found. A trivial baseline
-(a mode such as `length baseline`) is named as one; the chance row is the sentence's reference value."""
+(a mode such as `length baseline`) is named as one, and so is a published model (mode `published`); the chance row
+is the sentence's reference value."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
 def render(title: str, rows: list[tuple[str, float | None, str | None]], chance: float) -> str:
     """The section: a heading, then one line per model (highest first; a model with no overall score last).
     A row is (model, overall score or None, the baseline's label or None for a reward model)."""
+    from rmeval.benchmarks.rewardbench.metrics import PUBLISHED
+
     lines = [f"## {title}", ""]
     if not rows:
         return "\n".join([*lines, "No model was scored."]) + "\n"
@@ -21,7 +24,8 @@ def render(title: str, rows: list[tuple[str, float | None, str | None]], chance:
     lines.append(f"Overall score per model, highest first (percent; a random reward model scores {chance:g}):")
     lines.append("")
     for model, score, baseline in ranked:
-        name = f"{model} ({baseline}: a trivial baseline, not a reward model)" if baseline else model
+        name = (f"{model} (published per-item results, not run here)" if baseline == PUBLISHED
+                else f"{model} ({baseline}: a trivial baseline, not a reward model)" if baseline else model)
         lines.append(f"- {name}: {'not every subset ran' if score is None else f'{score:.1f}'}")
     return "\n".join(lines) + "\n"
 
@@ -29,13 +33,13 @@ def render(title: str, rows: list[tuple[str, float | None, str | None]], chance:
 def summary_section(context: RunContext) -> str:
     import csv
 
-    from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES, OVERALL
+    from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES, OVERALL, PUBLISHED
     from rmeval.benchmarks.rewardbench.versions import VERSIONS
 
     (key,) = context.benchmark.summary_inputs
     with context.path(key).open(newline="", encoding="utf-8") as handle:
         rows = [(row["model"], float(row["score"]) if row["score"] else None,
-                 None if row["mode"] in MODEL_MODES else row["mode"])
+                 None if row["mode"] in MODEL_MODES and row["mode"] != PUBLISHED else row["mode"])
                 for row in csv.DictReader(handle)
                 if row.get("subset", row.get("section")) == OVERALL and row["mode"] != CHANCE]
     return render(context.benchmark.title, rows, VERSIONS[context.benchmark.name].chance)

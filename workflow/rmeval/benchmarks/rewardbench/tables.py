@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES
+from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES, PUBLISHED
 from rmeval.tables import Column, frame_csv, render_latex, render_markdown, write_table_files
 
 Row = dict[str, Any]
@@ -25,12 +25,44 @@ MODE_NOTE = ("Mode: classifier or judge (direct) for a reward model; baseline fo
              "`<kind> baseline` for a trivial baseline scored as a model (no weights: length = the response's "
              "characters, random = a seeded random reward, constant = a tie everywhere).")
 
+PUBLISHED_NOTE = ("Mode published: per-item results read from a file instead of running the model (adapter "
+                  "published: its authors' published results, or an earlier rmeval run's scores), scored here by the "
+                  "same rules on the items its file matched.")
+
+
+ROUNDING = 0.05  # the leaderboard pages show one decimal
+
+
+def _overall(row: Row) -> bool:
+    return row.get("subset", row.get("section")) == "Overall"
+
+
+def page_difference(row: Row) -> str:
+    """A published model's overall here against its authors' leaderboard page: by how much, and why it may differ."""
+    here, page = float(row["score"]), float(row["leaderboard"])
+    difference = here - page
+    alignment = row.get("alignment") or {}
+    if abs(difference) <= ROUNDING:
+        why = "within the page's rounding to one decimal"
+    elif alignment.get("matched", 0) < alignment.get("run_items", 0) or alignment.get("extra", {}).get("count"):
+        why = (f"the file and this run's data differ ({alignment.get('matched')} of {alignment.get('run_items')} "
+               "items matched): another dataset revision")
+    else:
+        why = ("the page was not computed from this file as published: another run or dataset revision, or per-item "
+               "scores that moved with their batch (bf16 noise, allenai/reward-bench issue 137)")
+    return (f"{row['model']}: {here:.2f} here from its file, {page:.1f} on the authors' leaderboard page "
+            f"({row.get('leaderboard_source')}): {difference:+.2f} points, {why}.")
+
 
 def _write(rows: Sequence[Row], columns: Sequence[Column], out: Path, stem: str, caption: str, note: str) -> None:
     import pandas as pd
 
     if any(row.get("mode") not in (*MODEL_MODES, CHANCE) for row in rows):  # a baseline model is in the table
         note = f"{note} {MODE_NOTE}"
+    published = list(dict.fromkeys(row["note"] for row in rows if row.get("mode") == PUBLISHED and row.get("note")))
+    if published:  # where each published model's results come from (source, revision, matched items)
+        note = " ".join([note, PUBLISHED_NOTE, *published, *(page_difference(row) for row in rows
+                                                              if row.get("leaderboard") is not None and _overall(row))])
     frame = pd.DataFrame(list(rows), columns=[column.key for column in columns])
     write_table_files(out, stem, {"csv": frame_csv(frame),
                                   "md": render_markdown(caption, columns, rows, note),
@@ -56,11 +88,13 @@ def v1_sections_table(rows: Sequence[Row], out: Path, stem: str) -> None:
 
 def capability_table(rows: Sequence[Row], measure: str, key: str, path: Path) -> None:
     """model, measure, score: each scored reward model's overall score (a benchmark's `capability` file); the chance
-    rows and trivial baselines out: the file says how capable the models are."""
+    rows, trivial baselines and published models (not run here: no other benchmark of the run has them) out: the
+    file says how capable the run's models are."""
     import pandas as pd
 
     from rmeval.io.atomic import write_text_atomic
 
     overall = [{"model": row["model"], "measure": measure, "score": row[key]} for row in rows
-               if row.get("mode") in MODEL_MODES and row.get("subset", row.get("section")) == "Overall"]
+               if row.get("mode") in MODEL_MODES and row.get("mode") != PUBLISHED
+               and row.get("subset", row.get("section")) == "Overall"]
     write_text_atomic(frame_csv(pd.DataFrame(overall, columns=["model", "measure", "score"])), path)

@@ -156,6 +156,9 @@ def run_compare(chosen: Sequence[tuple[Benchmark, CompareContext]], pairs: Pairs
     results = Results(baselines=dict(baselines))
     for bench, context in chosen:
         compare_benchmark(bench, context, pairs, baselines, results)
+        results.published.update(published_models(context))
+    for row in results.leaderboard:
+        row["published"] = row["model"] in results.published
     if not chosen:
         results.notes.append("No enabled benchmark declares a comparison: nothing to compare.")
     named = [m for pair in pairs.explicit for m in pair] + ([pairs.baseline] if pairs.baseline else [])
@@ -165,6 +168,21 @@ def run_compare(chosen: Sequence[tuple[Benchmark, CompareContext]], pairs: Pairs
     if unknown and chosen:
         raise RmevalError(f"--baseline / --pairs: no benchmark of this run has scores of {', '.join(unknown)}")
     return results
+
+
+def published_models(context: CompareContext) -> dict[str, str]:
+    """The models of a benchmark's score folder whose sidecars say published results wrote them (adapter
+    `published`, not run here) -> their file's origin (source and pin)."""
+    from rmeval.models.catalogue import is_published
+    from rmeval.scoring.sidecar import model_sidecar
+
+    found = {}
+    for model in context.model_folders():
+        record = model_sidecar(context.scores / model)
+        if record is not None and is_published(record):
+            details = (record.get("adapter_details") or {}).get("published") or {}
+            found[model] = f"{details.get('model')} from {details.get('origin')}"
+    return found
 
 
 # ----------------------------------------------------------------------------- command line

@@ -100,7 +100,7 @@ class ClaimsContext:
 COMPARISON_COLUMNS = ["benchmark", "metric", "model_a", "model_b", "n", "value_a", "value_b", "difference", "ci_low",
                       "ci_high", "p_value", "p_adjusted", "q_value", "test", "note"]
 LEADERBOARD_COLUMNS = ["benchmark", "metric", "model", "value", "ci_low", "ci_high", "rank", "rank_low", "rank_high",
-                       "tied_with", "baseline"]
+                       "tied_with", "baseline", "published"]
 TIED_SEPARATOR = "; "
 
 
@@ -116,3 +116,4 @@ class Results:
     labels: dict[tuple[str, str], str] = field(default_factory=dict)  # (benchmark, metric) -> label in words
     titles: dict[str, str] = field(default_factory=dict)  # benchmark -> its title
     baselines: dict[str, str] = field(default_factory=dict)  # trivial baselines among the models -> their kind
+    published: dict[str, str] = field(default_factory=dict)  # published results among the models -> their origin

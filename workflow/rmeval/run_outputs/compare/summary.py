@@ -24,14 +24,16 @@ NUMBERS = {"n", "value_a", "value_b", "difference", "ci_low", "ci_high", "p_valu
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """A CSV of `rmeval compare` with its numeric columns as floats (nan when empty) and `baseline` as a bool."""
+    """A CSV of `rmeval compare` with its numeric columns as floats (nan when empty), `baseline` and `published` as
+    bools."""
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     for row in rows:
         for key in NUMBERS & set(row):
             row[key] = float(row[key]) if row[key] not in ("", None) else math.nan
-        if "baseline" in row:
-            row["baseline"] = str(row["baseline"]).strip().lower() == "true"
+        for flag in ("baseline", "published"):
+            if flag in row:
+                row[flag] = str(row[flag]).strip().lower() == "true"
     return rows
 
 
@@ -87,7 +89,7 @@ def ordered_line(label: str, rows: Sequence[Mapping[str, Any]]) -> str:
     ranked = sorted(rows, key=lambda row: (not math.isfinite(row["rank"]), row["rank"], row["model"]))
     items = []
     for row in ranked:
-        mark = " (baseline)" if row["baseline"] else ""
+        mark = (" (baseline)" if row["baseline"] else "") + (" (published)" if row.get("published") else "")
         if not math.isfinite(row["rank"]):
             items.append(f"{row['model']}{mark}: no value")
             continue

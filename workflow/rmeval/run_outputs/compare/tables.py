@@ -19,6 +19,7 @@ COMPARISONS_CAPTION = (f"Paired comparisons: the difference of two models' value
 LEADERBOARD_CAPTION = (f"Leaderboard: each headline metric's value with its {LEVEL} interval, rank and a rank "
                        f"interval that holds for all models at once at {LEVEL}")
 BASELINE_MARK = " (baseline)"
+PUBLISHED_MARK = " (published)"
 RANK_NOTE = (f"Ranks: 1 + the number of models with a better value (ties share a rank). Rank intervals hold for all "
              f"models at once at {LEVEL} (Mogstad, Romano, Shaikh & Wilhelm 2024): a model is surely better than "
              f"another when their pairwise interval, at the Bonferroni level 1 - {1 - CONFIDENCE:.2g}/m over the m "
@@ -52,16 +53,16 @@ def _interval(low: Any, high: Any, decimals: int) -> Formatted:
     return Formatted(text, latex)
 
 
-def _model(name: str, baselines: Mapping[str, str]) -> str:
-    return name + (BASELINE_MARK if name in baselines else "")
+def _model(name: str, baselines: Mapping[str, str], published: Mapping[str, str] = {}) -> str:  # noqa: B006
+    return name + (BASELINE_MARK if name in baselines else "") + (PUBLISHED_MARK if name in published else "")
 
 
 def comparison_display(results: Results, baselines: Mapping[str, str]) -> list[dict[str, Any]]:
     shown = []
     for row in results.comparisons:
         decimals = results.decimals.get((row["benchmark"], row["metric"]), 2)
-        shown.append({**row, "model_a": _model(row["model_a"], baselines),
-                      "model_b": _model(row["model_b"], baselines),
+        shown.append({**row, "model_a": _model(row["model_a"], baselines, results.published),
+                      "model_b": _model(row["model_b"], baselines, results.published),
                       "value_a": _number(row["value_a"], decimals), "value_b": _number(row["value_b"], decimals),
                       "difference": _number(row["difference"], decimals),
                       "ci": _interval(row["ci_low"], row["ci_high"], decimals)})
@@ -79,7 +80,7 @@ def leaderboard_display(results: Results, baselines: Mapping[str, str]) -> list[
     shown = []
     for row in results.leaderboard:
         decimals = results.decimals.get((row["benchmark"], row["metric"]), 2)
-        shown.append({**row, "model": _model(row["model"], baselines), "value": _number(row["value"], decimals),
+        shown.append({**row, "model": _model(row["model"], baselines, results.published), "value": _number(row["value"], decimals),
                       "ci": _interval(row["ci_low"], row["ci_high"], decimals),
                       "rank": row["rank"] if math.isfinite(row["rank"]) else None,
                       "rank_ci": _rank_interval(row)})
@@ -96,6 +97,10 @@ def notes(results: Results, baselines: Mapping[str, str], ranks: bool) -> str:
     if baselines:
         parts.append("Trivial baselines (no weights: registry adapter `baseline`), marked (baseline): "
                      + ", ".join(f"{model} ({kind})" for model, kind in baselines.items()) + ".")
+    if results.published:
+        parts.append("Published per-item results (registry adapter `published`: read from the authors' file, not run "
+                     "here), marked (published): " + "; ".join(f"{model}: {origin}" for model, origin
+                                                                in results.published.items()) + ".")
     parts += results.notes
     return " ".join(parts)
 
