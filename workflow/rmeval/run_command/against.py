@@ -1,7 +1,8 @@
 """`rmeval run --against NAME_OR_FOLDER` (repeatable): opponents the run's models are compared with, not run here.
 
 - A registry entry of published results (adapter `published`, `rmeval published` lists them), by its name or as
-  `published:<benchmark>/<model>` (the published model's name, e.g. `published:rewardbench/infly/INF-ORM-Llama3.1-70B`):
+  `published:<benchmark>/<model>` (the published model's name, with or without its organisation, e.g.
+  `published:rewardbench/infly/INF-ORM-Llama3.1-70B`, `published:judgebench/Skywork-Reward-Gemma-2-27B`):
   added to its benchmark's models list.
 - An earlier run's folder (its `results/`, or the run directory): each model with score files there joins the
   benchmarks of this run it has scores of, under its own name, as `adapter: published, source: run`; the earlier
@@ -49,8 +50,9 @@ def _registry_opponent(value: str, registry: Mapping[str, ModelSpec]) -> tuple[O
     name = value
     if value.startswith(PREFIX):
         bench, _, model = value.removeprefix(PREFIX).partition("/")
+        # the published model's name, its entry's, or the model's name without its organisation
         found = [n for n, spec in published.items() if spec.options.get("benchmark") == bench
-                 and model in (spec.options.get("model"), n)]
+                 and model in (spec.options.get("model"), n, str(spec.options.get("model")).rsplit("/", 1)[-1])]
         if len(found) != 1:
             what = "no" if not found else f"{len(found)}"
             return None, (f"--against {value}: {what} published model of {bench!r} named {model!r} in the registry "

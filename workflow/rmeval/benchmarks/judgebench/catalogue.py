@@ -59,4 +59,6 @@ BENCHMARK = Benchmark(
     # Which model is better on the same pairs (rmeval compare): per split, each category and overall (compare.py)
     compare=ModelComparison(provider=f"{PKG}.compare:comparison_part", reads_items=True,
                             run_settings={"splits": "judgebench.splits"}),
+    # The authors' per-pair rewards of the reward models they ran (outputs/*.jsonl), as `published` models.
+    published_reader=f"{PKG}.published:READER",
 )

@@ -62,7 +62,8 @@ def main(argv: list[str]) -> int:
     out = Path(args.out)
     outputs = benchmark("judgebench")  # the files it writes, by key: their names come from its catalogue
     rows = [metrics.table_row(item) for item in found]
-    tables.main_table(rows, modes, out, outputs.get("table").stem)
+    notes = [item.note for item in found if item.note]  # published models: where their rewards come from
+    tables.main_table(rows, modes, out, outputs.get("table").stem, notes)
     tables.subsets_table([row for item in found for row in metrics.subset_rows(item)], out,
                          outputs.get("subsets").stem)
     tables.capability_table(rows, modes, out / Path(outputs.get("capability").path).name)

@@ -6,7 +6,9 @@ both orders by the official rules (scoring.py).
 - A pairwise LLM judge (`pairwise/<split>.parquet`, score columns `verdict`, `chosen_position`): its verdict on
   `<pair_id>#order1` (the pair as published) and on `<pair_id>#order2` (swapped, flipped back); no verdict is a
   decision of None, which counts 0, as in compute_final_metrics.
-Every prepared row must be scored exactly once (rmeval.score_alignment's checks).
+Every prepared row must be scored exactly once (rmeval.score_alignment's checks), except by a published model
+(adapter `published`: the authors' per-pair rewards, rmeval.models.published), mode `published`: its score file holds
+the pairs its file matched, and it is scored on those (whole pairs only).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ if TYPE_CHECKING:
 CLASSIFIER = "classifier"
 DIRECT_JUDGE = "judge (direct)"
 PAIRWISE_JUDGE = "judge (pairwise)"
-MODEL_MODES = (CLASSIFIER, DIRECT_JUDGE, PAIRWISE_JUDGE)  # a trivial baseline's mode is its rule's label
+PUBLISHED = "published"  # a model's published per-pair rewards, read from its authors' file, not run here
+MODEL_MODES = (CLASSIFIER, DIRECT_JUDGE, PAIRWISE_JUDGE, PUBLISHED)  # a trivial baseline's mode is its rule's label
 PAIR_COLUMNS = ("pair_id", "source", "category", "label", "score_A", "score_B", "decision_1", "decision_2", "net",
                 "correct")
 PERCENT = 100.0
@@ -40,6 +43,7 @@ class Outcomes:
     split: str
     mode: str
     pairs: list[dict[str, Any]]
+    published: dict[str, Any] | None = None  # a published model's record (rmeval.models.published.sidecar_published)
 
     @property
     def is_baseline(self) -> bool:
@@ -51,6 +55,17 @@ class Outcomes:
 
     def members(self, category: str) -> list[dict[str, Any]]:
         return self.pairs if category == OVERALL else [p for p in self.pairs if p["category"] == category]
+
+    @property
+    def note(self) -> str:
+        """A published model's line of a table note: where its rewards come from, how many pairs matched."""
+        if self.published is None:
+            return ""
+        sha = str(self.published.get("sha256") or "")[:12]
+        what = "an earlier run's scores" if self.published.get("source") == "run" else "published per-pair rewards"
+        return (f"{self.model} ({self.split}): {what}, not run here: {self.published.get('model')} from "
+                f"{self.published.get('origin')}{f' (sha256 {sha})' if sha else ''}; "
+                f"{self.published.get('alignment_words')}.")
 
 
 def score_mode(scores: pd.DataFrame) -> str:
@@ -105,8 +120,12 @@ def _verdict_pairs(data: pd.DataFrame, scores: pd.DataFrame, path: Path) -> list
 def outcomes(model: str, split: str, data: pd.DataFrame, scores: pd.DataFrame, path: Path) -> Outcomes:
     """The model's pairs; `data` is the table its score job read (data/ or pairwise/)."""
     from rmeval.models.baseline import sidecar_baseline
+    from rmeval.models.published import sidecar_published
 
     mode = score_mode(scores)
+    published = sidecar_published(path)
+    if published is not None:
+        data = _held_pairs(data, scores, path)
     if mode == PAIRWISE_JUDGE:
         if "role" not in data.columns:
             raise RmevalError(f"{path}: a pairwise judge's verdicts, but its table is not the pairwise one")
@@ -115,8 +134,19 @@ def outcomes(model: str, split: str, data: pd.DataFrame, scores: pd.DataFrame, p
         if "position" not in data.columns:
             raise RmevalError(f"{path}: rewards per response, but its table is the pairwise one")
         pairs = _reward_pairs(data, scores, path)
+    if published is not None:
+        return Outcomes(model, split, PUBLISHED, pairs, published)
     baseline = sidecar_baseline(path)
     return Outcomes(model, split, baseline.label if baseline else mode, pairs)
+
+
+def _held_pairs(data: pd.DataFrame, scores: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """The prepared rows of the pairs a published score file holds; a pair held in part is an error."""
+    held = data["id"].astype(str).isin(set(scores["id"].astype(str)))
+    partial = sorted(set(data.loc[held, "pair_id"]) & set(data.loc[~held, "pair_id"]))
+    if partial:
+        raise RmevalError(f"{path}: pair {partial[0]!r} is scored in part ({len(partial)} such pairs)")
+    return data[held]
 
 
 def accuracy(pairs: list[dict[str, Any]]) -> float:

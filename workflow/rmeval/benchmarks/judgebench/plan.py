@@ -59,6 +59,27 @@ def pairwise_judges(specs: Mapping[str, ModelSpec]) -> tuple[tuple[str, ...], tu
     return pairwise, tuple(warnings)
 
 
+def published_splits(specs: Mapping[str, ModelSpec], splits: tuple[str, ...]) -> None:
+    """A published model whose file names its response model (run_judge.py's `response_model=<model>` in the file
+    name) holds that split's pairs only: scored on another split, it would match none. A config error naming both."""
+    import re
+
+    from rmeval.benchmarks.judgebench.official import SPLITS
+    from rmeval.models.catalogue import is_published
+
+    by_model = {split.response_model: split.name for split in SPLITS.values()}
+    for name, spec in specs.items():
+        found = re.search(r"response_model=([^,/]+?)(?:,|\.jsonl$)", str(spec.options.get("path") or ""))
+        if not is_published(spec) or spec.options.get("source") == "run" or not found:
+            continue
+        held = by_model.get(found.group(1))
+        others = [split for split in splits if split != held]
+        if held and others:
+            raise RmevalError(f"config: judgebench.splits: {list(splits)}, but published model {name!r} holds the "
+                              f"{held} split's pairs only (its file {spec.options.get('path')}); run its split alone "
+                              f"(`judgebench.splits: [{held}]`), or score the other split(s) in another run")
+
+
 def locked_files(context: PlanContext) -> tuple[dict[str, str], str | None]:
     """split -> sha256 and the Hub commit of the lock the run follows ({} and None when it follows none, or the
     lock has no JudgeBench record)."""
@@ -125,6 +146,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
         raise RmevalError("config: judgebench.enabled is true but judgebench.models (or `models`) is empty")
     pairwise, warnings = pairwise_judges(specs)
     splits = tuple(split.name for split in split_names(list(section["splits"]), "config: judgebench.splits"))
+    published_splits(specs, splits)
     local = section["source"] == "local"
     if local and not section["path"]:
         raise RmevalError("config: judgebench.source is local but judgebench.path is not set")

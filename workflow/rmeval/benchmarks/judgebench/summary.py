@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rmeval.benchmarks.judgebench.metrics import MODEL_MODES, PUBLISHED
+
 if TYPE_CHECKING:
     from rmeval.run_outputs.context import RunContext
 
@@ -14,7 +16,7 @@ BOTH_ORDERS = ("a pair counts when its two decisions (both orders) net above 0; 
 
 
 def render(title: str, rows: list[tuple[str, str, float | None, str | None]]) -> str:
-    """The section; a row is (split, model, overall or None, the baseline's label or None)."""
+    """The section; a row is (split, model, overall or None, the baseline's label, `published` or None)."""
     lines = [f"## {title}", ""]
     if not rows:
         return "\n".join([*lines, "No model was scored."]) + "\n"
@@ -24,7 +26,8 @@ def render(title: str, rows: list[tuple[str, str, float | None, str | None]]) ->
                         key=lambda row: (row[2] is None, -(row[2] or 0.0), row[1]))
         lines.append(f"- {split}:")
         for _, model, score, baseline in ranked:
-            name = f"{model} ({baseline}: a trivial baseline, not a reward model)" if baseline else model
+            name = (f"{model} (published per-pair rewards, not run here)" if baseline == PUBLISHED else
+                    f"{model} ({baseline}: a trivial baseline, not a reward model)" if baseline else model)
             lines.append(f"  - {name}: {'no pairs' if score is None else f'{score:.1f}'}")
     return "\n".join(lines) + "\n"
 
@@ -32,12 +35,11 @@ def render(title: str, rows: list[tuple[str, str, float | None, str | None]]) ->
 def summary_section(context: RunContext) -> str:
     import csv
 
-    from rmeval.benchmarks.judgebench.metrics import MODEL_MODES
     from rmeval.benchmarks.judgebench.official import OVERALL
 
     (key,) = context.benchmark.summary_inputs
     with context.path(key).open(newline="", encoding="utf-8") as handle:
         rows = [(row["split"], row["model"], float(row["accuracy"]) if row["accuracy"] else None,
-                 None if row["mode"] in MODEL_MODES else row["mode"])
+                 None if row["mode"] in MODEL_MODES and row["mode"] != PUBLISHED else row["mode"])
                 for row in csv.DictReader(handle) if row["category"] == OVERALL]
     return render(context.benchmark.title, rows)

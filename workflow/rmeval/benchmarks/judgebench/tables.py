@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rmeval.benchmarks.judgebench.metrics import MODEL_MODES, PAIR_COLUMNS
+from rmeval.benchmarks.judgebench.metrics import MODEL_MODES, PAIR_COLUMNS, PUBLISHED
 from rmeval.tables import Column, frame_csv, render_latex, render_markdown, write_table_files
 
 Row = dict[str, Any]
@@ -26,6 +26,7 @@ RULE = ("Each pair is judged in both orders (the official utils/metrics.py): a d
         "overall over all pairs. Split gpt: GPT-4o's responses (350 pairs, the leaderboard's); claude: "
         "Claude-3.5-Sonnet's (270). An empty cell: no pair of that category in the run.")
 BASELINE_MARK = " (baseline)"
+PUBLISHED_MARK = " (published)"
 BASELINE_NOTE = ("A model marked (baseline) is a trivial baseline scored as a model (no weights: length = the "
                  "response's characters, random = a seeded random reward, constant = a tie everywhere).")
 
@@ -37,15 +38,19 @@ def _write(frame: Any, rows: Sequence[Row], columns: Sequence[Column], out: Path
                                   "tex": render_latex(caption, f"tab:{stem}", columns, rows, note)})
 
 
-def main_table(rows: Sequence[Row], modes: dict[str, str], out: Path, stem: str) -> None:
+def main_table(rows: Sequence[Row], modes: dict[str, str], out: Path, stem: str,
+               published: Sequence[str] = ()) -> None:
     """results/tables/judgebench.{csv,md,tex}: exactly `model, split, knowledge, reasoning, math, coding, overall`
-    in the CSV; in Markdown and LaTeX a trivial baseline's name carries `(baseline)` (`modes`: model -> mode)."""
+    in the CSV; in Markdown and LaTeX a trivial baseline's name carries `(baseline)`, a published model's
+    `(published)` (`modes`: model -> mode), and the note a line per published model (`published`)."""
     import pandas as pd
 
     frame = pd.DataFrame(list(rows), columns=[column.key for column in MAIN_COLUMNS])
-    shown = [{**row, "model": row["model"] + (BASELINE_MARK if modes.get(row["model"]) not in MODEL_MODES else "")}
+    shown = [{**row, "model": row["model"] + (BASELINE_MARK if modes.get(row["model"]) not in MODEL_MODES else
+                                              PUBLISHED_MARK if modes.get(row["model"]) == PUBLISHED else "")}
              for row in rows]
-    note = RULE + (f" {BASELINE_NOTE}" if any(mode not in MODEL_MODES for mode in modes.values()) else "")
+    note = (RULE + (f" {BASELINE_NOTE}" if any(mode not in MODEL_MODES for mode in modes.values()) else "")
+            + "".join(f" {line}" for line in published))
     _write(frame, shown, MAIN_COLUMNS, out, stem, "JudgeBench accuracy", note)
 
 
