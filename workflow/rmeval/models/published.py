@@ -57,7 +57,12 @@ class PublishedScorer(RewardScorer):
             what, their_data = f"{reader.fmt} {file}", f"{self.entry.origin} (the file records no dataset revision)"
             item_of = reader.item_of
         digest = self.entry.check_file(file, scores.model)
-        alignment = align(group_rows(pairs.ids, item_of), scores.items)
+        table = self.runtime.extra.get("input")
+        if self.entry.source != "run" and reader.job_rows is not None and table:  # rows shared by items (texts)
+            scores, run_items = reader.job_rows(scores, Path(table))
+        else:
+            run_items = group_rows(pairs.ids, item_of)
+        alignment = align(run_items, scores.items)
         check(alignment, self.spec.name, what, self._data_words(benchmark, alignment.run_items), their_data)
         self.kept = {row for item in alignment.matched for row in scores.items[item]}
         self.rewards = np.array([scores.rewards[row] if row in self.kept else 0.0 for row in pairs.ids],

@@ -43,6 +43,10 @@ class PublishedReader:
     run_data: (the benchmark's config section, locate) -> RunData: this run's score row ids where they are known
         before any job (a local data file; None otherwise) and its data in words, for preflight's alignment check.
     input_words: (a score job's input table) -> the data it was prepared from, in words, for the job's messages.
+    job_rows: for a benchmark whose score rows are not its items' (one row per distinct text, shared by items):
+        (the file's scores, the score job's input table) -> (the scores keyed by the job's row ids, with each item's
+        rows the job's; this run's items -> their job rows), both from what the prepare stage wrote beside the table.
+        None: the job's rows are the file's, and an item's rows are `item_of` of them.
     """
 
     benchmark: str
@@ -53,6 +57,7 @@ class PublishedReader:
     run_data: Callable[[Mapping[str, Any], Callable[[str], str]], RunData] | None = None
     # (a score job's input table) -> the data it was prepared from, in words (`allenai/reward-bench@<commit>`)
     input_words: Callable[[Path], str] | None = None
+    job_rows: Callable[[PublishedScores, Path], tuple[PublishedScores, Mapping[str, tuple[str, ...]]]] | None = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 - A registry entry of published results (adapter `published`, `rmeval published` lists them), by its name or as
   `published:<benchmark>/<model>` (the published model's name, with or without its organisation, e.g.
-  `published:rewardbench/infly/INF-ORM-Llama3.1-70B`, `published:judgebench/Skywork-Reward-Gemma-2-27B`):
+  `published:rewardbench/infly/INF-ORM-Llama3.1-70B` or `published:rewardbench/INF-ORM-Llama3.1-70B`):
   added to its benchmark's models list.
 - An earlier run's folder (its `results/`, or the run directory): each model with score files there joins the
   benchmarks of this run it has scores of, under its own name, as `adapter: published, source: run`; the earlier

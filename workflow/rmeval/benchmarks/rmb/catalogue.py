@@ -50,4 +50,6 @@ BENCHMARK = Benchmark(
     report_section="rmb_section.rst",
     compare=ModelComparison(provider=f"{PACKAGE}.compare:comparison_part", reads_items=True,
                             run_settings={"average": "rmb.average"}),
+    # The authors' per-pair rewards (eval/result/<model>_result.json), as `published` models.
+    published_reader=f"{PACKAGE}.published:READER",
 )

@@ -88,6 +88,23 @@ def cell_results(frame: pd.DataFrame, average: str) -> dict[str, list[np.ndarray
     return out
 
 
+def common_items(frames: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFrame], str]:
+    """Every model's items restricted to those all of them hold (a published model's file may hold fewer), in the
+    prepared order, and a note saying so (empty when nothing was left out)."""
+    if not frames:
+        return frames, ""
+    keys = {model: list(zip(frame["kind"], frame["item_id"].astype(str), strict=True)) for model, frame in frames.items()}
+    shared = set.intersection(*(set(found) for found in keys.values()))
+    most = max(len(found) for found in keys.values())
+    if len(shared) == most and all(len(found) == most for found in keys.values()):
+        return frames, ""
+    fewer = [f"{model} ({len(found)})" for model, found in keys.items() if len(found) < most]
+    kept = {model: frame[[key in shared for key in keys[model]]].reset_index(drop=True)
+            for model, frame in frames.items()}
+    return kept, (f"compared on the {len(shared)} of {most} items every model holds (published results matched "
+                  f"fewer: {', '.join(fewer)} items).")
+
+
 def comparison_part(context: CompareContext) -> ComparisonPart:
     import pandas as pd
 
@@ -103,14 +120,17 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
     texts, items = pd.read_parquet(data), pd.read_parquet(data.with_name("items.parquet"))
     average = context.options.get("average") or ITEMS
     layout = Layout.of(texts, items)
-    results, notes = {}, []
+    frames, notes = {}, []
     for model in context.model_folders():
         path = context.scores / model / f"{TABLE}.parquet"
         if not path.is_file():
             notes.append(f"{model} left out: no score file {path}.")
             continue
         rewards, _ = rewards_of(texts, pd.read_parquet(path), path)
-        results[model] = cell_results(layout.frame(rewards), average)
+        frames[model] = layout.frame(rewards)
+    frames, note = common_items(frames)
+    notes += [note] if note else []
+    results = {model: cell_results(frame, average) for model, frame in frames.items()}
     engine = Engine(results)
     if results and not engine.complete:
         notes.append("not every one of the four cells ran: no overall score, and no leaderboard row.")

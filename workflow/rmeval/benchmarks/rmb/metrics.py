@@ -5,7 +5,9 @@ A headline cell (e.g. Helpfulness Pairwise) is by default the mean over its item
 official script computes when run on the cell's folder (`sum(results) / len(results)` over every pair it loaded,
 my_run_rm.py); `scenarios` takes the mean of its scenarios' accuracies instead. Overall is the mean of the four cells
 (empty when one did not run). A trivial baseline (known from its score file's sidecar) is
-scored by the same rules, its mode naming it (`length baseline`).
+scored by the same rules, its mode naming it (`length baseline`). A published model (adapter `published`: the
+authors' per-pair rewards, rmeval.models.published) has mode `published`; its score file holds the texts of the
+items its file matched, and it is scored on the items whose texts it all holds.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 
 CLASSIFIER = "classifier"
 DIRECT_JUDGE = "judge (direct)"
-MODEL_MODES = (CLASSIFIER, DIRECT_JUDGE)
+PUBLISHED = "published"  # a model's published per-pair rewards, read from its authors' file, not run here
+MODEL_MODES = (CLASSIFIER, DIRECT_JUDGE, PUBLISHED)
 
 
 @dataclass(frozen=True)
@@ -67,11 +70,15 @@ class Layout:
         return out
 
     def frame(self, rewards: np.ndarray) -> pd.DataFrame:
-        """One row per item: kind, item_id, goal, scenario, correct."""
+        """One row per item: kind, item_id, goal, scenario, correct; an item with a text without a reward (NaN: a
+        published model's file lacks it) is left out."""
         import pandas as pd
 
         results = self.results(rewards)
-        return pd.concat([self.items[kind].assign(correct=results[kind]) for kind in self.items], ignore_index=True)
+        held = {kind: ~((matrix >= 0) & np.isnan(rewards[np.maximum(matrix, 0)])).any(axis=1)
+                for kind, matrix in self.positions.items()}
+        return pd.concat([self.items[kind].assign(correct=results[kind])[held[kind]] for kind in self.items],
+                         ignore_index=True)
 
 
 def score_mode(scores: pd.DataFrame, path: Path) -> str:
@@ -85,9 +92,15 @@ def rewards_of(texts: pd.DataFrame, scores: pd.DataFrame, path: Path) -> tuple[n
     """The model's reward of every text, in the texts' order (checked: each scored once, finite), and its mode (a
     baseline's label when the sidecar names one)."""
     from rmeval.models.baseline import sidecar_baseline
+    from rmeval.models.published import sidecar_published
     from rmeval.score_alignment import aligned_rewards
 
     mode = score_mode(scores, path)
+    if sidecar_published(path) is not None:  # the texts of the items its file matched; the others NaN
+        held = texts["id"].astype(str).isin(set(scores["id"].astype(str))).to_numpy()
+        rewards = np.full(len(texts), np.nan)
+        rewards[held] = aligned_rewards(texts["id"][held], scores, path)
+        return rewards, PUBLISHED
     baseline = sidecar_baseline(path)
     return aligned_rewards(texts["id"], scores, path), (baseline.label if baseline else mode)
 

@@ -21,7 +21,7 @@ def _number(text: str) -> float:
 
 
 def render(title: str, rows: list[dict[str, str]], modes: dict[str, str]) -> str:
-    from rmeval.benchmarks.rmb.metrics import MODEL_MODES
+    from rmeval.benchmarks.rmb.metrics import MODEL_MODES, PUBLISHED
 
     lines = [f"## {title}", ""]
     chance = next((row for row in rows if row["model"] == CHANCE_MODEL), None)
@@ -34,8 +34,9 @@ def render(title: str, rows: list[dict[str, str]], modes: dict[str, str]) -> str
     for row in sorted(scored, key=lambda r: (math.isnan(_number(r[OVERALL])), -_number(r[OVERALL]) if not
                                              math.isnan(_number(r[OVERALL])) else 0.0, r["model"])):
         mode = modes.get(row["model"], "")
-        name = row["model"] if mode in MODEL_MODES or not mode else \
-            f"{row['model']} ({mode}: a trivial baseline, not a reward model)"
+        name = (f"{row['model']} (published per-pair rewards, not run here)" if mode == PUBLISHED else
+                row["model"] if mode in MODEL_MODES or not mode else
+                f"{row['model']} ({mode}: a trivial baseline, not a reward model)")
         overall = _number(row[OVERALL])
         cells = ", ".join(f"{cell.label} {_number(row[cell.column]):.1f}" for cell in CELLS
                           if not math.isnan(_number(row[cell.column])))

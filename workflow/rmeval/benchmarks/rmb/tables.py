@@ -35,7 +35,8 @@ AVERAGE_NOTES = {
              "loads (a folder run).",
     "scenarios": "Each cell is the mean of its scenarios' accuracies (rmb.average: scenarios), each scenario weighing "
                  "the same whatever its size."}
-MODE_NOTE = ("Mode: classifier or judge (direct) for a reward model; baseline for the chance row (pairwise 1/2, BoN "
+MODE_NOTE = ("Mode: classifier or judge (direct) for a reward model; published for a model's published per-pair "
+             "rewards (not run here; on the items its file holds); baseline for the chance row (pairwise 1/2, BoN "
              "the mean of 1/N); `<kind> baseline` for a trivial baseline scored as a model (no weights: length = the "
              "response's characters, random = a seeded random reward, constant = a tie everywhere).")
 
