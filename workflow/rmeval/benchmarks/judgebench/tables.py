@@ -79,11 +79,11 @@ def pairs_file(records: Sequence[Row], path: Path) -> None:
 
 def capability_table(rows: Sequence[Row], modes: dict[str, str], path: Path) -> None:
     """model, measure, score: each reward model's and judge's overall score per split (the benchmark's `capability`
-    file); trivial baselines out."""
+    file); trivial baselines and published models out (no other benchmark of the run has them)."""
     import pandas as pd
 
     from rmeval.io.atomic import write_text_atomic
 
     kept = [{"model": row["model"], "measure": f"JudgeBench overall ({row['split']})", "score": row["overall"]}
-            for row in rows if modes.get(row["model"]) in MODEL_MODES]
+            for row in rows if modes.get(row["model"]) in MODEL_MODES and modes.get(row["model"]) != PUBLISHED]
     write_text_atomic(frame_csv(pd.DataFrame(kept, columns=["model", "measure", "score"])), path)

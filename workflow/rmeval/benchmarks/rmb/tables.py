@@ -62,15 +62,15 @@ def scenarios_table(rows: Sequence[Row], out: Path, stem: str, average: str) -> 
 
 
 def capability_table(rows: Sequence[Row], path: Path) -> None:
-    """model, measure, score: each scored reward model's overall (the benchmark's `capability` file); the chance row
-    and trivial baselines out."""
+    """model, measure, score: each scored reward model's overall (the benchmark's `capability` file); the chance row,
+    trivial baselines and published models out."""
     import math
 
     import pandas as pd
 
-    from rmeval.benchmarks.rmb.metrics import MODEL_MODES
+    from rmeval.benchmarks.rmb.metrics import MODEL_MODES, PUBLISHED
     from rmeval.io.atomic import write_text_atomic
 
     kept = [{"model": row["model"], "measure": "RMB overall", "score": row[OVERALL]} for row in rows
-            if row["mode"] in MODEL_MODES and not math.isnan(row[OVERALL])]
+            if row["mode"] in MODEL_MODES and row["mode"] != PUBLISHED and not math.isnan(row[OVERALL])]
     write_text_atomic(frame_csv(pd.DataFrame(kept, columns=["model", "measure", "score"])), path)
