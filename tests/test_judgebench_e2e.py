@@ -187,3 +187,47 @@ def test_a_rerun_does_nothing_and_a_bad_folder_is_named_before_any_job(jb_run):
     assert f"inputs/bad/{file_name('claude')}: no pairs (an empty split)" in output
     assert "rule judgebench_prepare" not in output
     assert tree_state(run.results) == before
+
+
+@pytest.mark.e2e
+def test_a_published_model_on_this_runs_pairs(jb_run, tmp_path):
+    """Issue 49 on this scenario's prepared gpt split, without another Snakemake run: an outputs file in the authors'
+    layout (tests/test_published_judgebench.py, our own rewards, ties and one pair missing) scored by the real score
+    job, then `rmeval judgebench-metrics` and `rmeval compare` beside the run's tiny-cls: its headline is the
+    authors' compute_final_metrics on the file, it is marked published with its source, and the comparison runs on
+    the pairs both hold."""
+    import shutil
+
+    from rmeval.cli import main as rmeval_main
+    from rmeval.scoring.job import JobRequest, run_job
+    from test_published_judgebench import compute_final_metrics, published_spec, seeded_rewards, write_outputs
+
+    run, _ = jb_run
+    pairs = published_pairs(run, "gpt")
+    outputs = write_outputs(tmp_path / "outputs.jsonl", pairs[1:], seeded_rewards(pairs, 7, ties=2))
+    scores = tmp_path / "scores"
+    shutil.copytree(run.results / "scores" / "judgebench" / "tiny-cls", scores / "tiny-cls")
+    data = run.results / "judgebench"
+    out = scores / "pub" / "gpt.parquet"
+    run_job(JobRequest(spec=published_spec(outputs), task="pairs", input=data / "data" / "gpt.parquet", output=out,
+                       meta=out.with_suffix(".meta.json")))
+    tables = tmp_path / "tables"
+    assert rmeval_main(["judgebench-metrics", "--data", str(data), "--scores", str(scores), "--scored-models",
+                        "tiny-cls", "pub", "--splits", "gpt", "--out", str(tables), "--pairs",
+                        str(tmp_path / "pairs.csv")]) == 0
+    theirs = [json.loads(line) for line in outputs.read_text().splitlines()]
+    row = {r["model"]: r for r in _rows(tables / "judgebench.csv")}["pub"]
+    from rmeval.benchmarks.judgebench.official import CATEGORIES, OVERALL
+
+    for category, prefix in (*CATEGORIES.items(), (OVERALL, "")):
+        assert float(row[category]) == pytest.approx(compute_final_metrics(theirs, prefix), abs=1e-9), category
+    note = (tables / "judgebench.md").read_text()
+    assert "pub (published)" in note and f"matched {len(pairs) - 1} of {len(pairs)} items" in note
+    assert "pub" not in {r["model"] for r in _rows(tables / "judgebench_capability.csv")}
+    assert rmeval_main(["compare", "--benchmark", "judgebench", "--scores", str(scores), "--data", str(data),
+                        "--options", json.dumps({"splits": ["gpt"]}), "--out", str(tmp_path / "compare")]) == 0
+    compared = {r["metric"]: r for r in _rows(tmp_path / "compare" / "comparisons.csv")}
+    overall = compared["gpt:overall"]
+    assert int(overall["n"]) == len(pairs) - 1 and overall["note"].endswith("1 pairs judged by one model alone left out")
+    board = {r["model"]: r for r in _rows(tmp_path / "compare" / "leaderboard.csv")}
+    assert board["pub"]["published"] == "True" and board["tiny-cls"]["published"] == "False"
