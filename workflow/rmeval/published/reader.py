@@ -90,6 +90,18 @@ def reader_for(benchmark: str) -> PublishedReader:
     return reader
 
 
+def finite_score(value: Any, where: str) -> float:
+    """A published per-item score as a float; an error naming `where` for a null (no per-item score) or a value that
+    is not a finite number."""
+    import math
+
+    if value is None:
+        raise RmevalError(f"{where}: no score (null): the file has no per-item scores for it")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise RmevalError(f"{where}: score {value!r} is not a finite number")
+    return float(value)
+
+
 def load_json_records(path: Path) -> Any:
     """A JSON document, or JSON values one after another (`save_to_hub` writes a list of records that way: each
     `json.dumps(record, indent=4)` followed by a newline); an error naming the file."""

@@ -18,24 +18,15 @@ An LLM judge's file (verdicts, no rewards) and a file of aggregates only are ref
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from rmeval.errors import RmevalError
-from rmeval.published.reader import PublishedReader, PublishedScores, RunData
+from rmeval.published.reader import PublishedReader, PublishedScores, RunData, finite_score
 
 FORMAT = "JudgeBench outputs file (run_judge.py)"
 PAIR_FIELDS = ("pair_id", "label", "judgments")
-
-
-def _score(value: Any, where: str) -> float:
-    if value is None:
-        raise RmevalError(f"{where}: no score (null): the file has no per-item scores for it")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise RmevalError(f"{where}: score {value!r} is not a finite number")
-    return float(value)
 
 
 def _rewards(judgment: Any, where: str) -> tuple[float, float, str | None, Any]:
@@ -48,7 +39,7 @@ def _rewards(judgment: Any, where: str) -> tuple[float, float, str | None, Any]:
         raise RmevalError(f"{where}: no `scores` of the two responses: an LLM judge's verdicts, not a reward model's "
                           "rewards (rmeval reads the judge_name=reward_model files)")
     decision = judgment.get("decision")
-    return (_score(scores[0], f"{where}: scores[0]"), _score(scores[1], f"{where}: scores[1]"),
+    return (finite_score(scores[0], f"{where}: scores[0]"), finite_score(scores[1], f"{where}: scores[1]"),
             decision if isinstance(decision, str) else None, inner.get("judge_model"))
 
 

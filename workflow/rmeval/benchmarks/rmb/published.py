@@ -15,26 +15,17 @@ given two different rewards by the file is refused (one reward per text could no
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from rmeval.benchmarks.rmb.layout import KINDS, PAIRWISE
 from rmeval.errors import RmevalError
-from rmeval.published.reader import PublishedReader, PublishedScores, RunData
+from rmeval.published.reader import PublishedReader, PublishedScores, RunData, finite_score
 
 FORMAT = "RMB result file (eval/scripts/my_run_rm.py)"
 FIELDS = ("pair_uid", "chosen_reward", "reject_reward")
 ROLES = ("0", "1")  # the chosen response (k 0 of items.parquet), the rejected one (k 1)
-
-
-def _score(value: Any, where: str) -> float:
-    if value is None:
-        raise RmevalError(f"{where}: no score (null): the file has no per-item scores for it")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise RmevalError(f"{where}: score {value!r} is not a finite number")
-    return float(value)
 
 
 def _records(document: Any, path: Path) -> list[dict[str, Any]]:
@@ -79,8 +70,8 @@ def read(path: Path) -> PublishedScores:
         item = str(uid)
         if item in items:
             raise RmevalError(f"{where}: pair_uid is there twice")
-        chosen = _score(record["chosen_reward"], f"{where}: chosen_reward")
-        rejected = _score(record["reject_reward"], f"{where}: reject_reward")
+        chosen = finite_score(record["chosen_reward"], f"{where}: chosen_reward")
+        rejected = finite_score(record["reject_reward"], f"{where}: reject_reward")
         if "is_correct" in record and record["is_correct"] != (1 if chosen > rejected else 0):
             raise RmevalError(f"{where}: is_correct {record['is_correct']!r}, but its rewards give "
                               f"{1 if chosen > rejected else 0} (my_run_rm.py: 1 if chosen > rejected else 0)")
