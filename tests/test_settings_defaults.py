@@ -71,6 +71,7 @@ WITHOUT_SETTINGS = {"tiny-model": "by hand", "model-server": "started by `rmeval
                     "lock": "its `write` takes --settings (tests/test_lock.py); diff and show are by hand",
                     "fairness-summary": "by hand: the run's summary is `run-summary`",
                     "models": "by hand: lists the registry",
+                    "engine": "by hand (and .ci/run): builds the vLLM environment",
                     "run": "by hand: it writes the config the rules read, then starts Snakemake"}
 # Options named like a config key whose default differs from the schema's on purpose, and why.
 DIFFERENT_ON_PURPOSE = {

@@ -63,8 +63,10 @@ def _scorer(model: Path, engine: object):
     return load_scorer(spec, Runtime(device="cpu", dtype="float32"))
 
 
-def score_both(served: tuple[Path, str], pairs: Pairs) -> dict[str, pd.DataFrame]:
-    """The rows' scores from each engine (input order); checks that vLLM got the ids transformers read."""
+def score_both(served: tuple[Path, str], pairs: Pairs, doubled_bos: bool = False) -> dict[str, pd.DataFrame]:
+    """The rows' scores from each engine (input order); checks that vLLM got the ids transformers read: every row
+    read one token before its end (the config's pad id `<|eot_id|>` ends it), and with `doubled_bos` (the official
+    RewardBench input) the first of two BOS ids hidden and not sent."""
     model, url = served
     tables, encoded = {}, {}
     with torch_threads_kept():
@@ -75,7 +77,9 @@ def score_both(served: tuple[Path, str], pairs: Pairs) -> dict[str, pd.DataFrame
                 tables[name], _ = score_rows(scorer, pairs, prepared, EngineSettings(4096, 64, 0), None, "tiny")
                 encoded[name] = scorer.encoded
                 if name == "vllm":
-                    _assert_ids_as_read(scorer)
+                    shortened, hidden = _assert_ids_as_read(scorer)
+                    assert shortened == len(pairs), "every row ends in the pad id: read one token early"
+                    assert (hidden == len(pairs)) if doubled_bos else hidden == 0
             finally:
                 scorer.close()
     assert np.array_equal(encoded["vllm"].flat_ids, encoded["transformers"].flat_ids)  # one rendering, one truncation
@@ -83,17 +87,21 @@ def score_both(served: tuple[Path, str], pairs: Pairs) -> dict[str, pd.DataFrame
     return tables
 
 
-def _assert_ids_as_read(scorer) -> None:
+def _assert_ids_as_read(scorer) -> tuple[int, int]:
     """Each row as sent: its encoded ids (less a first token hidden from attention) up to the last one that is not
     the pad id, the rest pad ids only; never two BOS ids at its start."""
     bos = scorer.tokenizer.bos_token_id
     hidden = scorer.encoded.hidden_first
+    shortened = hidden_rows = 0
     for index in range(len(scorer.encoded.offsets) - 1):
         row, sent = scorer.encoded.row(index).tolist(), scorer.request_ids(index)
         start = 1 if hidden is not None and hidden[index] else 0
         assert sent == row[start:start + len(sent)], index
         assert all(token == scorer.pad_id for token in row[start + len(sent):]), index
         assert sent[:2] != [bos, bos], f"row {index}: a doubled BOS reached vLLM"
+        shortened += start + len(sent) < len(row)
+        hidden_rows += start
+    return shortened, hidden_rows
 
 
 def near_ties(table: pd.DataFrame) -> list[tuple[str, str, float]]:
@@ -126,7 +134,7 @@ def assert_parity(tables: dict[str, pd.DataFrame], copies: list[list[str]] = ())
 def test_rewardbench_rewards_and_tables_equal_the_transformers_engine(served, version, tmp_path: Path) -> None:
     path = _rb2_rows_with_copies(tmp_path) if version is V2 else FIXTURES / "rewardbench.jsonl"
     data = prepare(read_rows(Source("local", path=str(path))), version, str(path))
-    tables = score_both(served, _rb_pairs(data, version))
+    tables = score_both(served, _rb_pairs(data, version), doubled_bos=True)
     assert_parity(tables, [[f"focus-copies#{k}" for k in range(3)]] if version is V2 else [])
     results = {name: _rb_tables(version, data, scores, tmp_path / name) for name, scores in tables.items()}
     _assert_close_values(results["transformers"], results["vllm"], "per-subset results")
