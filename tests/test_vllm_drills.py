@@ -35,7 +35,7 @@ from workflow_helpers import RunOwner, torch_threads_kept
 pytestmark = [pytest.mark.vllm, pytest.mark.workflow, requires_vllm]
 WORDS = ("reward models rate answers about tensor networks volatility auctions protein folding beamforming "
          "stochastic gradient group fairness").split()
-ROWS = 1500
+ROWS = 600
 STARTED = re.compile(r"started vLLM server for 'tiny' \(pid (\d+), port (\d+)")
 
 
@@ -91,7 +91,7 @@ def test_a_killed_server_resumes_from_the_checkpoint_on_a_restarted_one(drill: d
     env = {**os.environ, RUN_ENV: owner.run_id, "HF_HUB_OFFLINE": "1", "RMEVAL_VLLM_PORT": str(port_taken),
            "RMEVAL_SERVER_IDLE_S": "600"}
     output = tmp_path / "scores.parquet"
-    command = _command(drill, output, "--server", "--checkpoint-every", "40", "--token-budget", "512")
+    command = _command(drill, output, "--server", "--checkpoint-every", "30", "--token-budget", "512")
     server_log = tmp_path / ".snakemake" / "rmeval-servers"
     try:
         first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

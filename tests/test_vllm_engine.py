@@ -126,3 +126,27 @@ def test_a_missing_environment_says_how_to_build_it(monkeypatch: pytest.MonkeyPa
     with pytest.raises(RmevalError, match=r"no vLLM environment at .*none \(RMEVAL_VLLM_ENV\); build it with "
                                           r"`rmeval engine install vllm`"):
         environment.find_environment()
+
+
+def test_preflight_names_a_missing_vllm_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from rmeval.preflight import Plan, collect
+
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    spec = spec_from_mapping(_entry(path=str(model), engine="vllm"), "test")
+    plan = Plan(models={"m": spec}, model_keys={"m": "models[0] (m)"}, score_rules=frozenset({"score_fairness"}))
+    monkeypatch.setenv(environment.ENV_VARIABLE, str(tmp_path / "none"))
+    (problem,) = collect(plan, env={})
+    assert problem.line() == (f"models[0] (m).engine: engine vllm needs the vLLM environment, and there is none at "
+                              f"{tmp_path / 'none'} ($RMEVAL_VLLM_ENV); build it with `rmeval engine install vllm`, "
+                              "or set engine: transformers")
+    attached = replace(spec, engine={"vllm": {"url": "http://127.0.0.1:9"}})  # a running server: nothing to build
+    assert collect(Plan(models={"m": attached}, model_keys={}, score_rules=frozenset({"score_fairness"})), env={}) == []
+    python = tmp_path / "env" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    monkeypatch.setenv(environment.ENV_VARIABLE, str(tmp_path / "env"))
+    assert collect(plan, env={}) == []

@@ -24,6 +24,7 @@ OPTIONAL_MODEL_FIELDS = {
     "template_hash": ("template_hash", "chat_template_sha256"),
     "prompt_hash": ("prompt_hash", "prompt_sha256"),
     "attn_implementation": ("attn_implementation",),
+    "engine": ("engine_version",),  # `vllm 0.32.0` for the vLLM engine (rmeval.vllm_engine.scorer); none: transformers
 }
 # A model's identity: every sidecar of one model must agree on these.
 MODEL_IDENTITY = ("adapter", "path", "revision", "dtype")

@@ -159,8 +159,15 @@ class VllmScorer(SequenceClassificationScorer):
             "pad_token_id": self.pad_id,
             "model_class": self.architecture,
             "engine": engine,
+            "engine_version": f"vllm {engine.get('vllm') or self._server_version()}",
             **self.tokenization,
         }
+
+    def _server_version(self) -> str:
+        try:
+            return str(self.session.get(f"{self.url}/version", timeout=(http.CONNECT_S, 30)).json()["version"])
+        except Exception:  # noqa: BLE001 - a record, never a reason to fail a job
+            return "unknown"
 
     def close(self) -> None:
         if self.server is not None:
