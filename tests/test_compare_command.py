@@ -160,7 +160,7 @@ def test_rewardbench_length_rewards_and_official_sections(tmp_path):
         if any(s in expected for s in SECTIONS[section]):
             assert float(by_metric[f"section:{section}"]["value_a"]) == pytest.approx(100 * official[section])
     assert float(by_metric["overall"]["value_a"]) == pytest.approx(100 * official["Overall"])
-    assert by_metric["subset:alpacaeval-easy"]["test"] == "exact McNemar"
+    assert by_metric["subset:alpacaeval-easy"]["test"] == "McNemar (score)"
     board = _rows(tmp_path / "results/tables/leaderboard.csv")
     assert [r["metric"] for r in board] == ["overall", "overall"]
     assert {r["model"]: r["baseline"] for r in board} == {"length": "True", "random": "False"}
@@ -232,7 +232,7 @@ def test_rewardmath_accuracy_and_mrr(tmp_path):
             reciprocal.append(1 / (1 + above))
         assert float(rows["accuracy"][column]) == pytest.approx(100 * np.mean(correct))
         assert float(rows["mrr"][column]) == pytest.approx(100 * np.mean(reciprocal))
-    assert rows["accuracy"]["test"] == "exact McNemar" and rows["mrr"]["test"].startswith("sign-flip")
+    assert rows["accuracy"]["test"] == "McNemar (score)" and rows["mrr"]["test"].startswith("Tango score")
     assert rows["accuracy"]["n"] == "12"
 
 

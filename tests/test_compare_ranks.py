@@ -31,7 +31,7 @@ def test_ranks_from_hand_made_intervals():
 
 def test_rank_intervals_hold_every_true_rank_at_once_by_simulation():
     """Five models on 400 shared items with correlated errors, true accuracies 0.70 / 0.72 / 0.78 / 0.85 / 0.85
-    (the last two tied: both rank 1); the rank intervals from Newcombe intervals at the Bonferroni level."""
+    (the last two tied: both rank 1); the rank intervals from Tango intervals at the Bonferroni level."""
     truth = {"m1": 0.70, "m2": 0.72, "m3": 0.78, "m4": 0.85, "m5": 0.85}
     true_rank = {m: 1 + sum(v > truth[m] for v in truth.values()) for m in truth}
     models = list(truth)

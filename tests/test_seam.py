@@ -27,7 +27,9 @@ from workflow_helpers import REPO_ROOT
 PACKAGE = REPO_ROOT / "workflow" / "rmeval"
 # Benchmarks, their data sources and the papers' names. `rewardbench_rank` is a model's published leaderboard rank
 # (registry metadata, rmeval.registry), not a benchmark of this workflow.
-BENCHMARK_WORDS = re.compile(r"fairness|rewardmath|reward_math|arxiv|rewardbench(?!_rank)|song2025|kim2024", re.I)
+BENCHMARK_WORDS = re.compile(r"fairness|rewardmath|reward_math|arxiv|rewardbench(?!_rank)|judgebench|song2025|kim2024"
+                             r"|rmb(?!ench)|rm-?bench|thu-keg",
+                             re.I)
 SHARED_RULE_FILES = ("Snakefile", "workflow/rules/common.smk", "workflow/rules/scoring.smk",
                      "workflow/rules/download.smk", "workflow/rules/lock.smk", "workflow/rules/run.smk")
 

@@ -82,10 +82,11 @@ class DatasetNeed(Need):
 
 @dataclass(frozen=True)
 class Check:
-    """A format check of a present input (e.g. the first record of a snapshot): a Problem, or None."""
+    """A format check of a present input (e.g. the first record of a snapshot): a Problem, or None; or a list of
+    Problems (one line each: every bad item of a file at once)."""
 
     rules: frozenset[str]
-    run: Callable[[], Problem | None]
+    run: Callable[[], Problem | list[Problem] | None]
 
 
 @dataclass(frozen=True)
@@ -260,8 +261,8 @@ def collect(
     problems: list[Problem] = []
     offline = hub_offline(env)
     for check in (check for needs in plan.needs for check in needs.checks):
-        if relevant(check.rules, None) and (problem := check.run()) is not None:
-            problems.append(problem)
+        if relevant(check.rules, None) and (found := check.run()) is not None:
+            problems.extend(found if isinstance(found, list) else [found])
     urls = [need for needs in plan.needs for need in needs.urls
             if relevant(need.rules, None) and not is_loopback(endpoint(need.url)[0])]
 

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from rmeval.conversation import Conversation, chat_messages
 from rmeval.errors import RmevalError
 from rmeval.io.hashing import sha256_text
 
@@ -103,8 +104,9 @@ class ChatRenderer:
         self.sha256 = template_sha256(template)
 
     def __call__(self, prompt: str, response: str) -> str:
-        messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, chat_template=self.template)
+        # a multi-turn prompt (rmeval.conversation.Conversation) renders its turns; a plain one is one user turn
+        return self.tokenizer.apply_chat_template(chat_messages(prompt, response), tokenize=False,
+                                                  chat_template=self.template)
 
     def describe(self) -> dict[str, Any]:
         return {"chat_template_source": self.source, "chat_template_sha256": self.sha256}
@@ -213,7 +215,9 @@ class RowEncoder:
             side = next((s for s in sides if (prompt if s == "prompt" else response)), None)
             if side is None:
                 break
-            if side == "prompt":
+            if side == "prompt" and isinstance(prompt, Conversation):  # cut a conversation by its oldest turns
+                prompt = prompt.without_first_exchange()
+            elif side == "prompt":
                 pieces = self._content_ids(prompt)
                 prompt = self.tokenizer.decode(pieces[overflow:]) if overflow < len(pieces) else ""
             else:

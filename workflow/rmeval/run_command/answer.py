@@ -129,6 +129,9 @@ def leaderboard_lines(rows: list[dict[str, str]], inputs: AnswerInputs) -> list[
         if bench.name not in ranked:
             why = "its catalogue declares no comparison" if bench.compare is None else "none in the file"
             lines.append(f"{INDENT}{bench.title}: no headline rows ({why})")
+    if any(row.get("tied_with") for row in rows):  # a relation of pairs, not a group (issue 45)
+        lines.append(f"{INDENT}tied with: the models not separated from this one, pair by pair; two models tied with a "
+                     "third may still be separated from each other")
     return lines
 
 

@@ -4,12 +4,13 @@ Each model's score file is joined to the prepared table as the metrics stage joi
 item is scored by the official rules (`scoring.py`): a v1 pair is won when the chosen reward is strictly higher,
 a v2 prompt earns its best-of-N share (1/k for a k-way tie at the top), Ties is scored by its own rule.
 
-- v1: subsets (0/1 pairs: Newcombe's interval and the exact McNemar test), sections weighted by the official example
-  counts (math-prm's 447 pairs as 984) and the overall mean of the four sections, as `scoring.section_scores`
-  computes them: MOVER sums of the subsets' intervals.
-- v2: the five best-of-N subsets (their per-prompt results: MOVER with Wilson intervals, exact McNemar when every
-  result is 0 or 1), Ties (a paired bootstrap over its prompt numbers: a number's ref and tied rows move together,
-  the same resamples for every model; normal interval, Wald test) and the overall mean of the six (a MOVER sum).
+- v1: subsets (0/1 pairs: Tango's score interval and McNemar's test, the one it inverts), sections weighted by the
+  official example counts (math-prm's 447 pairs as 984) and the overall mean of the four sections, as
+  `scoring.section_scores` computes them: MOVER sums of the subsets' intervals, p from inverting them.
+- v2: the five best-of-N subsets (their per-prompt results: Tango's score interval and test on the discordant
+  masses, McNemar's when every result is 0 or 1), Ties (a paired bootstrap over its prompt numbers: a number's ref
+  and tied rows move together, the same resamples for every model; normal interval, Wald test) and the overall
+  mean of the six (a MOVER sum, p from inverting it).
 Values are percentages, differences percentage points.
 """
 
@@ -45,16 +46,17 @@ if TYPE_CHECKING:
 PERCENT = 100.0
 OVERALL = "overall"
 METHOD_V1 = ("Two models on the same pairs (a pair is won when the chosen reward is strictly higher). Subsets: "
-             "Newcombe's (1998) hybrid score interval for paired proportions and the exact McNemar test on the "
-             "discordant pairs. Sections (subsets weighted by the official example counts, math-prm as 984) and "
-             "overall (the mean of the four sections): MOVER sums of the subsets' intervals (Zou & Donner 2008) and "
-             "the paired randomization (sign-flip) test of the weighted difference, McNemar's test generalised.")
-METHOD_V2 = ("Two models on the same prompts (best-of-N, 1/k for a k-way tie at the top). Subsets: MOVER intervals "
-             "on Wilson intervals (Newcombe 1998; Zou & Donner 2008), the exact McNemar test when every result is 0 "
-             "or 1, else the paired randomization (sign-flip) test. Ties (its official weighted score): a paired "
-             "bootstrap over its prompt numbers, the same resamples for both models; normal interval and Wald test. "
-             "Overall (mean of the six subsets): a MOVER sum and the sign-flip test's normal approximation, Ties "
-             "adding its bootstrap variance.")
+             "Tango's (1998) score interval for paired proportions and McNemar's asymptotic test on the discordant "
+             "pairs, the test it inverts (a 95 % interval leaves out 0 exactly when p < 0.05). Sections (subsets "
+             "weighted by the official example counts, math-prm as 984) and overall (the mean of the four "
+             "sections): MOVER sums of the subsets' intervals (Zou & Donner 2008) and the p-value that inverts "
+             "them.")
+METHOD_V2 = ("Two models on the same prompts (best-of-N, 1/k for a k-way tie at the top). Subsets: Tango's (1998) "
+             "score interval and its test on the discordant masses (each prompt's positive and negative "
+             "differences; McNemar's test when every result is 0 or 1), the test it inverts. Ties (its official "
+             "weighted score): a paired bootstrap over its prompt numbers, the same resamples for both models; "
+             "normal interval and Wald test. Overall (mean of the six subsets): a MOVER sum and the p-value that "
+             "inverts it.")
 
 
 def subset_metric(subset: str) -> str:
@@ -315,8 +317,7 @@ class Version2:
         se = float(finite.std(ddof=1)) if finite.size > 1 else math.nan
         return Difference(self.ties_score[a], self.ties_score[b], len(self.ties[a].numbers), interval,
                           wald_p(estimate, se), "paired bootstrap (Ties)",
-                          f"{self.counts.shape[0] if self.counts is not None else 0} resamples of its prompt numbers",
-                          null_variance=se * se)
+                          f"{self.counts.shape[0] if self.counts is not None else 0} resamples of its prompt numbers")
 
     def compare(self, a: str, b: str) -> dict[str, Difference]:
         parts = {s: paired_bounded(self.items[a][s].tolist(), self.items[b][s].tolist()) for s in self.subsets}

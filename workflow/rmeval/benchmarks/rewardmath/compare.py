@@ -2,8 +2,9 @@
 
 Each model's score files are read as `rmeval rewardmath-metrics` reads them (`workflow_scores.read_model_rewardmath`;
 a PRM under the run's `rewardmath.prm_aggregation`, as its capability file), and every problem scored by both is
-paired by its problem id. Accuracy (0/1 per problem: Newcombe's interval, the exact McNemar test) and MRR (a
-reciprocal rank in [1/(k+1), 1] per problem: MOVER on Wilson intervals, p from inverting it), in percent.
+paired by its problem id. Accuracy (0/1 per problem: Tango's score interval and McNemar's test, the one it
+inverts) and MRR (a reciprocal rank in [1/(k+1), 1] per problem: Tango's interval and test on the discordant
+masses), in percent.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ if TYPE_CHECKING:
 PERCENT = 100.0
 ACCURACY, MRR = "accuracy", "mrr"
 METHOD = ("Two models on the problems both scored (paired by problem id; a PRM under rewardmath.prm_aggregation). "
-          "Accuracy: Newcombe's (1998) hybrid score interval for paired proportions and the exact McNemar test. "
-          "MRR: MOVER on the two Wilson intervals (Zou & Donner 2008) and the paired randomization (sign-flip) "
-          "test.")
+          "Accuracy: Tango's (1998) score interval for paired proportions and McNemar's asymptotic test, the test "
+          "it inverts (a 95 % interval leaves out 0 exactly when p < 0.05). MRR (reciprocal ranks rescaled to "
+          "[0, 1]): the same on the discordant masses, each problem's positive and negative differences.")
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,13 @@
 """`rmeval compare-figure`: the leaderboard's figure (rule run_compare_figure, from leaderboard.csv alone). For each
 benchmark's headline metric, every model's rank (dot) with its simultaneous rank interval (bar), best first;
-baselines hollow, in orange, and labelled. Models whose bars overlap cannot be told apart."""
+baselines hollow, in orange, and labelled. Overlapping bars are not a pairwise test: under each panel the pairs
+whose paired interval (at the rank intervals' level) holds 0 are named, every other pair is separated."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,7 +69,19 @@ def _panel(axes: Any, title: str, rows: Sequence[Mapping[str, Any]]) -> None:
     axes.set_ylim(-0.7, count - 0.3)
     axes.grid(axis="x", color="#e5e5e5", linewidth=0.6)
     axes.set_title(title, loc="left", fontweight="bold")
-    axes.set_xlabel("rank (1 = best)")
+    axes.set_xlabel("rank (1 = best; overlapping bars are not a pairwise test)\n" + separation_note(rows), fontsize=7)
+
+
+def separation_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The panel's pairs that its paired intervals do not separate (wrapped), or that every pair is separated."""
+    from rmeval.run_outputs.compare.summary import pair_relations
+
+    not_separated, separated = pair_relations(rows)
+    if not not_separated:
+        return "every pair separated" if separated else ""
+    text = ("not separated: " + ", ".join(f"{a} vs {b}" for a, b in not_separated)
+            + ("; every other pair separated" if separated else ""))
+    return "\n".join(textwrap.wrap(text, 110))
 
 
 def write_figure(leaderboard: Path, out_dir: Path) -> list[Path]:

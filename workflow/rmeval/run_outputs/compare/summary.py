@@ -1,8 +1,8 @@
 """The summary's "Which model is better" section, from comparisons.csv and leaderboard.csv (what `rmeval compare`
-wrote): per benchmark and headline metric the models best first with the ties their rank intervals cannot break,
-how many comparisons are significant after Holm, each benchmark's own claims (its catalogue's `compare.claims`:
-a paper's comparative claims tested on this run's models), and for each real model on how many subsets it beats
-the length baseline significantly."""
+wrote): per benchmark and headline metric the models best first with their rank intervals and the pairs their
+pairwise intervals do and do not separate, how many comparisons are significant after Holm, each benchmark's own
+claims (its catalogue's `compare.claims`: a paper's comparative claims tested on this run's models), and for each
+real model on how many subsets it beats the length baseline significantly."""
 
 from __future__ import annotations
 
@@ -52,6 +52,36 @@ def _value(value: float) -> str:
     return "no value" if not math.isfinite(value) else f"{value:.4g}"
 
 
+def pair_relations(rows: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The ranked models' pairs, from each row's `tied_with` (the models its pairwise intervals at the rank
+    intervals' level cannot separate from it): (not separated, separated as (better, worse)), each best first.
+    Not being separated does not carry from one pair to the next: A-B and B-C may hold while A is better than C."""
+    ranked = sorted((row for row in rows if math.isfinite(row["rank"])), key=lambda row: (row["rank"], row["model"]))
+    tied = {row["model"]: {m for m in str(row.get("tied_with") or "").split("; ") if m} for row in ranked}
+    not_separated, separated = [], []
+    for i, first in enumerate(ranked):
+        for second in ranked[i + 1:]:
+            a, b = first["model"], second["model"]
+            if b in tied[a] or a in tied[b]:
+                not_separated.append((a, b))
+            else:  # a separated pair's interval leaves out 0 on the side of its estimate: the better rank is better
+                separated.append((a, b))
+    return not_separated, separated
+
+
+def _pairs_text(not_separated: Sequence[tuple[str, str]], separated: Sequence[tuple[str, str]]) -> str:
+    parts = []
+    if not_separated:
+        parts.append(", ".join(f"{a} vs {b}" for a, b in not_separated) + ": not separated")
+    better: dict[str, list[str]] = {}
+    for a, b in separated:
+        better.setdefault(a, []).append(b)
+    if better:
+        clause = "; ".join(f"{a} is better than {', '.join(worse)}" for a, worse in better.items())
+        parts.append(clause if not_separated else f"every pair is separated: {clause}")
+    return "; ".join(parts)
+
+
 def ordered_line(label: str, rows: Sequence[Mapping[str, Any]]) -> str:
     """One headline metric: the models best first, each with its value and rank interval, then the ties."""
     ranked = sorted(rows, key=lambda row: (not math.isfinite(row["rank"]), row["rank"], row["model"]))
@@ -64,11 +94,9 @@ def ordered_line(label: str, rows: Sequence[Mapping[str, Any]]) -> str:
         low, high = int(row["rank_low"]), int(row["rank_high"])
         span = f"rank {low}" if low == high else f"rank {low}-{high}"
         items.append(f"{row['model']}{mark} {_value(row['value'])} ({span})")
-    ties = {frozenset([row["model"], *[m for m in row["tied_with"].split("; ") if m]]) for row in ranked
-            if row.get("tied_with")}
-    groups = sorted({group for group in ties if len(group) > 1}, key=lambda g: sorted(g))
-    tie_text = ("; cannot be told apart: " + "; ".join(", ".join(sorted(group)) for group in groups)
-                if groups else "; every model's rank is separated from the others'" if len(ranked) > 1 else "")
+    # the ties as pairs, those not separated and those separated, never a group as one tie (issue 45)
+    pairs = _pairs_text(*pair_relations(rows))
+    tie_text = f". Pairs: {pairs}" if pairs else ""
     return f"- **{label}**, best first: " + "; ".join(items) + tie_text + "."
 
 
@@ -127,7 +155,10 @@ def section(root: Path, comparisons_path: Path, leaderboard_path: Path, names: S
     intro = (f"Paired comparisons of the models on the items both scored (`{comparisons_path.name}`: difference, "
              f"{CONFIDENCE:.0%} interval, p-value; Holm-adjusted within each benchmark) and ranks with intervals that "
              f"hold for all models at once at {CONFIDENCE:.0%} (`{leaderboard_path.name}`). Overlapping single-model "
-             "intervals say nothing about a difference: these comparisons are paired.")
+             "intervals say nothing about a difference: these comparisons are paired. Per headline metric, a pair is "
+             "\"not separated\" when its paired interval at the rank intervals' level (Bonferroni over the pairs) "
+             "holds 0; that does not carry from one pair to the next, so each pair is named, and overlapping rank "
+             "intervals are not a pairwise test.")
     if not (comparisons_path.exists() and leaderboard_path.exists()):
         return "\n".join([TITLE, "", "Not written: run `rmeval compare` first."]) + "\n"
     comparisons, leaderboard = read_rows(comparisons_path), read_rows(leaderboard_path)
