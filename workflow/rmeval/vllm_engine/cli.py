@@ -16,7 +16,8 @@ from rmeval.vllm_engine import environment
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rmeval engine", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="rmeval engine",
+                                     description="Build (install) or show the vLLM engine's own environment.")
     parser.add_argument("action", choices=("install", "show"))
     parser.add_argument("engine", choices=("vllm",), help="the engine (transformers needs no environment of its own)")
     parser.add_argument("--path", type=Path, default=None,

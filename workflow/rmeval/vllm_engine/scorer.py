@@ -105,6 +105,13 @@ class VllmScorer(SequenceClassificationScorer):
         preferred = [self.pad_id, self.tokenizer.pad_token_id, self.tokenizer.unk_token_id]
         self.pad_id = unused_token_id(self.encoded.flat_ids, preferred, self.vocab_size)
 
+    def prepare(self, pairs):  # noqa: ANN001, ANN201 - the adapter's; the counters mark this job's start
+        prepared = super().prepare(pairs)
+        # The server's counters are cumulative over its jobs (a model server's jobs share it): this job's share is
+        # what they gain from here (rmeval.scoring.server copies the scorer per job, so this is per job).
+        self.counters_at_start = http.prefix_cache_counts(self.session, self.url)
+        return prepared
+
     # --- scoring -----------------------------------------------------------------------------
     def request_ids(self, index: int) -> list[int]:
         """Row `index`'s ids as vLLM gets them: up to the token transformers' head reads, less a hidden first token."""
@@ -142,8 +149,13 @@ class VllmScorer(SequenceClassificationScorer):
 
         server = self.server
         engine: dict[str, Any] = {"name": "vllm", "url": self.url, "served_model": self.served,
-                                  "started_by_rmeval": server is not None, "tokens_sent": self.sent_tokens,
-                                  **http.prefix_cache_counts(self.session, self.url)}
+                                  "started_by_rmeval": server is not None, "tokens_sent": self.sent_tokens}
+        start = getattr(self, "counters_at_start", None)
+        if start is not None:  # after prepare: this job's prompt tokens, and those the prefix cache served
+            now = http.prefix_cache_counts(self.session, self.url)
+            # (a server restarted since counts from zero again)
+            engine.update({key: now[key] - start.get(key, 0.0) if now[key] >= start.get(key, 0.0) else now[key]
+                           for key in now})
         if server is not None:
             engine.update({"environment": str(environment_path()), "vllm": server.environment.record.get("vllm"),
                            "pid": server.process.pid if server.process is not None else None, "log": str(server.log),
