@@ -16,7 +16,9 @@
 #                                            # loop in bf16: texts/s, tokens/s, MFU against the data-sheet peak,
 #                                            # prefix-cache tokens, rewards against transformers (perf/bench_engines.py).
 #                                            # Builds the vLLM environment first (`rmeval engine install vllm`:
-#                                            # vllm on a GPU; ~/.cache/rmeval/vllm-env, kept for the next run)
+#                                            # vllm on a GPU; ~/.cache/rmeval/vllm-env, kept for the next run):
+#                                            # that needs the package registry (a few GB of wheels); on a machine
+#                                            # without it, point RMEVAL_VLLM_ENV at an environment built before
 #
 # Abstracts come from $RMEVAL_SHARED_DATA or ../shared/data when present, else from the copy that
 # `prepare` wrote under results/bench/ (never committed: results/ is gitignored).
