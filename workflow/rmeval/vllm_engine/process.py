@@ -107,12 +107,20 @@ def candidate_ports() -> list[int]:
     return ports
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the parent dies (Linux prctl PR_SET_PDEATHSIG)."""
+@functools.lru_cache(maxsize=1)
+def _prctl() -> Any:
+    """libc's prctl, looked up in the parent: a child of a threaded process must not load libraries before exec."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass  # not Linux: stop() and the model server's exit still stop it
+        return None  # not Linux: stop() and the model server's exit still stop the server
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the parent dies (PR_SET_PDEATHSIG = 1)."""
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(1, int(signal.SIGTERM))
 
 
 class _Spawner:
@@ -132,6 +140,7 @@ class _Spawner:
                 reply.put(error)
 
     def popen(self, **arguments: Any) -> subprocess.Popen[bytes]:
+        _prctl()  # resolved here, before any fork
         reply: queue.Queue[Any] = queue.Queue()
         self.requests.put((arguments, reply))
         result = reply.get()
