@@ -12,6 +12,13 @@
 #                                            # per-job start-up (perf/bench_warm_server.py --device cuda)
 #   bash perf/bench_gpu.sh replicas    # one model server vs warm replicas on every GPU of the box: scoring-stage
 #                                            # wall, per-job start-up, jobs per replica (perf/bench_replicas.py)
+#   bash perf/bench_gpu.sh engines     # rmeval's transformers engine vs its vLLM engine vs RewardBench's pipeline
+#                                            # loop in bf16: texts/s, tokens/s, MFU against the data-sheet peak,
+#                                            # prefix-cache tokens, rewards against transformers (perf/bench_engines.py).
+#                                            # Builds the vLLM environment first (`rmeval engine install vllm`:
+#                                            # vllm on a GPU; ~/.cache/rmeval/vllm-env, kept for the next run):
+#                                            # that needs the package registry (a few GB of wheels); on a machine
+#                                            # without it, point RMEVAL_VLLM_ENV at an environment built before
 #
 # Abstracts come from $RMEVAL_SHARED_DATA or ../shared/data when present, else from the copy that
 # `prepare` wrote under results/bench/ (never committed: results/ is gitignored).
@@ -89,8 +96,22 @@ case "$mode" in
     timeout "${BENCH_TIMEOUT_S:-540}" python perf/bench_replicas.py --device cuda --abstracts "$data" \
       --papers "${BENCH_PAPERS:-200}" --threads 2
     ;;
+  engines)
+    data="$(find_abstracts)"
+    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+      echo "bench_gpu.sh: no NVIDIA GPU here; 'python perf/bench_engines.py --size tiny' checks the CPU path" >&2
+      exit 2
+    fi
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2
+    python -c "import rmeval" 2>/dev/null || python -m pip install -q -e . >&2
+    rmeval engine install vllm >&2
+    # 125M parameters, BENCH_PROMPTS x 6 responses, bf16 on one GPU; the vLLM server's start-up is reported apart.
+    RMEVAL_VLLM_ARGS="${RMEVAL_VLLM_ARGS:---gpu-memory-utilization 0.8}" \
+      timeout "${BENCH_TIMEOUT_S:-540}" python perf/bench_engines.py --device cuda --dtype bfloat16 --threads 8 \
+      --abstracts "$data" --prompts "${BENCH_PROMPTS:-600}" --responses 6
+    ;;
   *)
-    echo "usage: bash perf/bench_gpu.sh [gpu|prepare|cpu-check|warm-server|replicas]" >&2
+    echo "usage: bash perf/bench_gpu.sh [gpu|prepare|cpu-check|warm-server|replicas|engines]" >&2
     exit 2
     ;;
 esac

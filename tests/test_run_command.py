@@ -81,7 +81,9 @@ def test_a_snapshot_that_does_not_exist_is_named_in_one_line(run_dir, capsys):
 
 def test_an_unknown_benchmark_is_named_with_the_known_ones(run_dir, capsys):
     err = refused(["--model", "A", "--benchmarks", "fairness,rewardbnech2"], run_dir, capsys)
-    known = ", ".join(["fairness", "rewardmath", "rewardbench", "rewardbench2"])
+    from rmeval.benchmarks import all_benchmarks
+
+    known = ", ".join(benchmark.name for benchmark in all_benchmarks())  # every catalogued one, in run order
     assert err.splitlines()[0] == ("rmeval run: error: --benchmarks: unknown benchmark 'rewardbnech2'; did you mean "
                                    f"`rewardbench2`? known: {known}")
 

@@ -72,6 +72,7 @@ WITHOUT_SETTINGS = {"tiny-model": "by hand", "model-server": "started by `rmeval
                     "fairness-summary": "by hand: the run's summary is `run-summary`",
                     "models": "by hand: lists the registry",
                     "published": "by hand: lists the registry's published models",
+                    "engine": "by hand (and .ci/run): builds the vLLM environment",
                     "run": "by hand: it writes the config the rules read, then starts Snakemake"}
 # Options named like a config key whose default differs from the schema's on purpose, and why.
 DIFFERENT_ON_PURPOSE = {

@@ -158,13 +158,14 @@ def save_qwen3_tokenizer(outdir: Path) -> Path:
 
 
 def save_tiny_model(outdir: Path, family: str, *, seed: int, causal_lm: bool = False,
-                    pad_token_id: int | None = None) -> Path:
-    """Random weights for the tokenizer saved in `outdir`: `llama`, `mistral` or `qwen3`, hidden 64, 2 layers."""
+                    pad_token_id: int | None = None, head_dim: int = 16) -> Path:
+    """Random weights for the tokenizer saved in `outdir`: `llama`, `mistral` or `qwen3`, 4 heads of `head_dim`
+    (hidden 64 by default; vLLM's CPU attention needs head_dim 64), 2 layers."""
     import torch
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(outdir)
-    common = dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+    common = dict(vocab_size=len(tokenizer), hidden_size=4 * head_dim, intermediate_size=8 * head_dim, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024, num_labels=1,
                   bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                   pad_token_id=pad_token_id, tie_word_embeddings=False)
@@ -181,7 +182,7 @@ def save_tiny_model(outdir: Path, family: str, *, seed: int, causal_lm: bool = F
         from transformers import Qwen3ForCausalLM as CausalLM
         from transformers import Qwen3ForSequenceClassification as Classifier
 
-        common["head_dim"] = 16
+        common["head_dim"] = head_dim
     else:
         raise ValueError(f"unknown family {family!r}")
     torch.manual_seed(seed)

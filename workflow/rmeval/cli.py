@@ -19,6 +19,7 @@ SHARED_COMMANDS: dict[str, tuple[str, str]] = {
     "model-server": ("rmeval.scoring.server", "Serve one loaded model to a run's scoring jobs (started by `score`)."),
     "download-model": ("rmeval.scoring.download", "Fetch a model snapshot at its registry revision (else main) into HF_HOME."),
     "lock": ("rmeval.lock.cli", "Write, compare (diff) or show a run's results/lock.yaml."),
+    "engine": ("rmeval.vllm_engine.cli", "Build or show the environment of a scoring engine (`engine install vllm`)."),
     "models": ("rmeval.registry_listing", "List the model registry: adapter, parameters, GPUs, revision, fixture."),
     "published": ("rmeval.published.listing", "List the registry's published models (per-item results to compare against)."),
 }

@@ -272,6 +272,14 @@ def collect(
         key = plan.model_keys.get(name, f"models ({name})")
         if not relevant(score_rules, name):
             continue
+        if spec.engine_name == "vllm" and spec.vllm_url is None:
+            from rmeval.vllm_engine.environment import ENV_VARIABLE, environment_path, python_of
+
+            if not python_of(environment_path()).is_file():
+                problems.append(Problem(
+                    f"{key}.engine", f"engine vllm needs the vLLM environment, and there is none at "
+                    f"{environment_path()} (${ENV_VARIABLE})", "build it with `rmeval engine install vllm`, or set "
+                    "engine: transformers", score_rules, frozenset({name})))
         if spec.adapter_entry.remote:
             variable = str(spec.options.get("api_key_env") or spec.adapter_entry.api_key_env)
             if spec.adapter_entry.api_key_required and not env.get(variable):

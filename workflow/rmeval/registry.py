@@ -43,7 +43,7 @@ _ENTRY_DEFAULTS = entry_defaults()
 _RESOURCE_DEFAULTS = entry_defaults(_schema()["$defs"]["entry"]["properties"]["resources"]["properties"])
 DEFAULT_ADAPTER: str = _ENTRY_DEFAULTS["adapter"]
 # Fields added after results existed: `to_json` omits them while they hold their default (see there).
-LATER_FIELDS = ("attn_implementation", "parameters")
+LATER_FIELDS = ("attn_implementation", "parameters", "engine")
 LOCAL_ONLY = ("attn_implementation",)  # fields whose schema default applies to locally loaded models only
 
 
@@ -97,6 +97,8 @@ class ModelSpec:
     # Adapter-specific settings (API endpoint, PRM step tag and tokens, ...).
     options: dict[str, Any] = _default(_ENTRY_DEFAULTS, "options")
     description: str = _default(_ENTRY_DEFAULTS, "description")
+    # transformers | vllm | {"vllm": {"url": ...}}: what runs the forward passes (rmeval.vllm for the second).
+    engine: str | dict[str, Any] = _default(_ENTRY_DEFAULTS, "engine")
 
     def __post_init__(self) -> None:
         # The schema's defaults of locally loaded models do not apply to an HTTP adapter or a baseline (`_applicable`).
@@ -111,6 +113,16 @@ class ModelSpec:
         if self.adapter not in ADAPTERS:
             raise RmevalError(f"model {self.name!r}: {unknown_adapter(self.adapter)}")
         return ADAPTERS[self.adapter]
+
+    @property
+    def engine_name(self) -> str:
+        """`transformers` or `vllm` (a vLLM server rmeval starts, or the one at `vllm_url`)."""
+        return self.engine if isinstance(self.engine, str) else next(iter(self.engine))
+
+    @property
+    def vllm_url(self) -> str | None:
+        """The base URL of an already running vLLM server (`engine: {vllm: {url: ...}}`), else None."""
+        return None if isinstance(self.engine, str) else str(self.engine["vllm"]["url"]).rstrip("/")
 
     @property
     def judge_mode(self) -> str | None:
@@ -155,6 +167,11 @@ def adapter_problems(entry: dict[str, Any]) -> list[str]:
     if not kind.loads_model and entry.get("attn_implementation") is not None:
         how = "scores over HTTP" if kind.remote else "is a rule on the text"
         problems.append(f"attn_implementation: adapter {adapter!r} {how} and loads no model here; remove the key")
+    engine = entry.get("engine")
+    if (engine == "vllm" or isinstance(engine, dict)) and not kind.vllm_pooling:
+        able = ", ".join(name for name, adapter in ADAPTERS.items() if adapter.vllm_pooling)
+        problems.append(f"engine: vLLM's pooling runner cannot give adapter {adapter!r}'s reward exactly; engine vllm "
+                        f"takes {able} only: set engine: transformers")
     options = entry.get("options") or {}
     if isinstance(options, dict):  # else the schema said so
         problems += kind.option_problems(options)
@@ -174,6 +191,8 @@ def _spec(entry: dict[str, Any]) -> ModelSpec:
         values["path"] = ADAPTERS[values.get("adapter", DEFAULT_ADAPTER)].default_path(dict(entry.get("options") or {}))
     values["resources"] = ModelResources(**(entry.get("resources") or {}))
     values["options"] = dict(entry.get("options") or {})
+    if isinstance(values.get("engine"), dict):
+        values["engine"] = copy.deepcopy(values["engine"])
     return ModelSpec(**values)
 
 

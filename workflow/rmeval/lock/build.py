@@ -26,6 +26,7 @@ OPTIONAL_MODEL_FIELDS = {
     "attn_implementation": ("attn_implementation",),
     "published_sha256": ("published_sha256",),  # the file a published model's results were read from
     "earlier_run_model": ("earlier_run_model",),  # an earlier run's model, as that run's lock recorded it
+    "engine": ("engine_version",),  # `vllm 0.32.0` for the vLLM engine (rmeval.vllm_engine.scorer); none: transformers
 }
 # A model's identity: every sidecar of one model must agree on these.
 MODEL_IDENTITY = ("adapter", "path", "revision", "dtype")

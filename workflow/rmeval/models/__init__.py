@@ -25,4 +25,8 @@ def load_scorer(spec: ModelSpec, runtime: Runtime) -> RewardScorer:
     problems = entry.option_problems(spec.options)
     if problems:
         raise RmevalError(f"model {spec.name!r}: " + "; ".join(problems))
+    if spec.engine_name == "vllm":  # the adapter's input, a vLLM server's forward passes (the registry checked it)
+        from rmeval.vllm_engine.scorer import VllmScorer
+
+        return VllmScorer(spec, runtime)
     return scorer_class(entry)(spec, runtime)

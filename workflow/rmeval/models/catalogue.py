@@ -62,6 +62,9 @@ class Adapter:
     # no weights: a rule computed from the row's text (the trivial baselines). Nothing to download or load, no GPU,
     # no torch, no model server, no `path` (it defaults to `default_path`)
     weightless: bool = False
+    # vLLM's pooling runner (`engine: vllm`) gives this adapter's reward exactly: the head's logit 0 at the token the
+    # transformers head reads (rmeval.vllm.scorer). The others refuse that engine, naming the adapter.
+    vllm_pooling: bool = False
     options: tuple[Option, ...] = ()
     # the options whose values make a weightless entry's default `path` (None: its required options)
     path_options: tuple[str, ...] | None = None
@@ -163,7 +166,7 @@ _PRM_OPTIONS = (
 
 _ENTRIES = (
     Adapter("sequence-classification", "rmeval.models.sequence_classification:SequenceClassificationScorer",
-            "AutoModelForSequenceClassification; the reward is logit 0 at the last token"),
+            "AutoModelForSequenceClassification; the reward is logit 0 at the last token", vllm_pooling=True),
     Adapter("armorm", "rmeval.models.armorm:ArmoRMScorer", "RLHFlow ArmoRM, rmeval's native head", native_head=True),
     Adapter("grm", "rmeval.models.grm:GRMScorer", "GRM value head, rmeval's native head", native_head=True),
     Adapter("eurus", "rmeval.models.eurus:EurusScorer", "Eurus-RM, rmeval's native head", native_head=True),

@@ -1,6 +1,5 @@
 """`rmeval run --model PATH_OR_HUB_ID [--name NAME] ... [--benchmarks ...] [--baseline KIND] [--against NAME_OR_FOLDER]
-[--data ...]
-[--set KEY=VALUE] [--cores N] [--profile local|slurm] [-n]`.
+[--data ...] [--engine transformers|vllm] [--set KEY=VALUE] [--cores N] [--profile local|slurm] [-n]`.
 
 Every problem of the input is named, one line each, before anything is written or run: `results/` stays as it was.
 Then the config is written to results/run_config.yaml and the repository's Snakefile runs with it; when it ends, the
@@ -90,6 +89,10 @@ def build_parser(repository: Path) -> argparse.ArgumentParser:
                         help="compare with published results (a registry name, `rmeval published`; or "
                              "published:BENCHMARK/MODEL) or an earlier run's results/ folder, not run here; repeatable")
     parser.add_argument("--data", default=None, metavar="SOURCE", help=data_help)
+    parser.add_argument("--engine", default=None, choices=("transformers", "vllm"),
+                        help="what runs every model's forward passes (default: each entry's `engine`, else "
+                             "transformers); vllm starts a `vllm serve` per model from `rmeval engine install vllm`'s "
+                             "environment (sequence classifiers only)")
     parser.add_argument("--set", action="append", default=[], dest="settings", metavar="KEY=VALUE",
                         help="any config key by its dotted path (config/README.md), the value as YAML; repeatable")
     parser.add_argument("--cores", default=None, metavar="N", type=_cores,
@@ -123,7 +126,7 @@ def prepare(args: argparse.Namespace, repository: Path) -> Setup:
     from rmeval.config_check import schema_default
     from rmeval.devices import local_gpu_cap
     from rmeval.run_command import against, build, overrides
-    from rmeval.run_command.models import Machine, Registry, resolve_all
+    from rmeval.run_command.models import Machine, Registry, resolve_all, with_engine
     from rmeval.run_plan import config_path
 
     problems: list[str] = []
@@ -151,7 +154,8 @@ def prepare(args: argparse.Namespace, repository: Path) -> Setup:
         raise RmevalError(_problem_report([*problems, f"registry: {error}"])) from None
     machine = Machine(local_gpu_cap(), cluster=args.profile == "slurm")
     models, model_problems = resolve_all(args.models, args.baseline, registry, machine)
-    problems += model_problems
+    models, engine_problems = with_engine(models, args.engine, registry)
+    problems += model_problems + engine_problems
     opponents, against_problems = against.resolve_against(args.against, registry.specs, benchmarks,
                                                           {model.name: model.given for model in models})
     problems += against_problems

@@ -333,3 +333,28 @@ def same_names(resolved: list[Resolved]) -> list[str]:
     return [f"{' and '.join(model.given for model in models)} are both named {name!r}; give "
             f"{'one' if len(models) == 2 else 'each'} its own --name after it"
             for name, models in by_name.items() if len(models) > 1]
+
+
+def with_engine(resolved: list[Resolved], engine: str | None, registry: Registry) -> tuple[list[Resolved], list[str]]:
+    """`--engine`: every model that runs forward passes here gets `engine: <engine>` (a registry name becomes an
+    inline copy of its entry); endpoints and baselines have none. One problem per model whose adapter cannot."""
+    if engine is None:
+        return resolved, []
+    from dataclasses import replace
+
+    from rmeval.models.catalogue import ADAPTERS
+    from rmeval.registry import adapter_problems
+
+    out: list[Resolved] = []
+    problems: list[str] = []
+    for model in resolved:
+        entry = {**registry.written[model.entry], "name": model.name} if isinstance(model.entry, str) else model.entry
+        adapter = ADAPTERS.get(entry.get("adapter", DEFAULT_ADAPTER))
+        if adapter is None or not adapter.loads_model:
+            out.append(model)
+            continue
+        entry = {**entry, "engine": engine}
+        problems += [f"--engine {engine}: {model.given}: {line}" for line in adapter_problems(entry)
+                     if line.startswith("engine:")]
+        out.append(replace(model, entry=entry, how=f"{model.how}, engine {engine}"))
+    return out, problems

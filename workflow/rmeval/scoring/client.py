@@ -157,6 +157,8 @@ class Channel:
                 raise RemoteOutOfMemory(value)
             if status == "rmeval":
                 raise RmevalError(value)
+            if status == "lost":
+                raise ModelServerError(value)
             raise self._fault(f"failed during {what or op}:\n{value}")
 
     def close(self) -> None:

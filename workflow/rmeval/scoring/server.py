@@ -7,7 +7,8 @@ and metadata; the server only tokenises (`prepare`) and runs forward passes (`sc
 at a time, on a per-job copy of the adapter that shares the model and tokenizer.
 
 Messages are pickled tuples over multiprocessing.connection: a request is (op, payload), a reply is
-("ok", value), ("oom", text), ("rmeval", text) or ("crash", traceback); while a request runs the
+("ok", value), ("oom", text), ("rmeval", text), ("lost", text) (the engine behind it failed: the job keeps its
+checkpoint) or ("crash", traceback); while a request runs the
 session sends ("beat",) every second, so a job tells a busy server from a stopped one.
 
 A model may run as several replicas (rmeval.scoring.replicas), each its own server process on its own GPU set;
@@ -117,6 +118,8 @@ class ModelServer:
         if scorer.is_out_of_memory(error):
             scorer.after_out_of_memory()
             return ("oom", str(error))
+        if getattr(error, "keeps_checkpoint", False):  # what the model runs on failed (a vLLM server), not the data
+            return ("lost", str(error))
         if isinstance(error, RmevalError):
             return ("rmeval", str(error))
         return ("crash", "".join(traceback.format_exception(error)))

@@ -36,6 +36,7 @@ LLAMA3_STYLE_TEMPLATE = (
 
 VOCAB_SIZE = 640
 MAX_POSITIONS = 2048
+HEAD_DIM = 16  # 4 heads of 16: hidden 64. vLLM's CPU attention kernel refuses head_dim 16: its tests use 64.
 
 
 def corpus_text() -> str:
@@ -66,13 +67,13 @@ def build_tokenizer():
     return fast
 
 
-def tiny_llama_config(tokenizer, **overrides):
+def tiny_llama_config(tokenizer, head_dim: int = HEAD_DIM, **overrides):
     from transformers import LlamaConfig
 
     settings = dict(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
+        hidden_size=4 * head_dim,
+        intermediate_size=8 * head_dim,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
@@ -87,15 +88,15 @@ def tiny_llama_config(tokenizer, **overrides):
     return LlamaConfig(**settings)
 
 
-def build_tiny_model(outdir: str | Path, seed: int = 0, kind: str = "classifier") -> Path:
-    """Write a tiny reward model to `outdir` and return the path."""
+def build_tiny_model(outdir: str | Path, seed: int = 0, kind: str = "classifier", head_dim: int = HEAD_DIM) -> Path:
+    """Write a tiny reward model to `outdir` and return the path (4 attention heads of `head_dim`)."""
     import torch
     from transformers import LlamaForCausalLM, LlamaForSequenceClassification
 
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer()
-    config = tiny_llama_config(tokenizer)
+    config = tiny_llama_config(tokenizer, head_dim)
     torch.manual_seed(seed)
     if kind in ("classifier", "constant"):
         model = LlamaForSequenceClassification(config)
@@ -111,6 +112,8 @@ def build_tiny_model(outdir: str | Path, seed: int = 0, kind: str = "classifier"
     model.save_pretrained(outdir)
     tokenizer.save_pretrained(outdir)
     card = {"rmeval_tiny_model": {"seed": seed, "kind": kind, "corpus": "rmeval/data/tiny_corpus.txt"}}
+    if head_dim != HEAD_DIM:
+        card["rmeval_tiny_model"]["head_dim"] = head_dim
     (outdir / "rmeval_tiny.json").write_text(json.dumps(card, indent=2) + "\n")
     return outdir
 
@@ -122,7 +125,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--kind", choices=("classifier", "prm", "constant"), default="classifier",
                         help="classifier: sequence-classification RM; prm: causal-LM process reward model; "
                              "constant: a classifier whose reward is 0 for every input")
+    parser.add_argument("--head-dim", type=int, default=HEAD_DIM,
+                        help=f"attention head size (default {HEAD_DIM}; vLLM's CPU kernel needs 64): hidden = 4 x this")
     args = parser.parse_args(argv)
-    path = build_tiny_model(args.outdir, seed=args.seed, kind=args.kind)
+    path = build_tiny_model(args.outdir, seed=args.seed, kind=args.kind, head_dim=args.head_dim)
     print(f"wrote tiny {args.kind} reward model (seed {args.seed}) to {path}")
     return 0

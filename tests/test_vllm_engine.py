@@ -1,0 +1,152 @@
+"""The vLLM engine without a vLLM server (fast tier): the registry's `engine` field and its refusals, `rmeval run
+--engine`, the ids a row is sent as, the server's command line and port choice, a missing environment. The real
+servers: tests/test_vllm_parity.py (parity) and tests/test_vllm_drills.py (faults)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rmeval.errors import RmevalError
+from rmeval.models.chat import Encoded
+from rmeval.registry import ModelSpec, spec_from_mapping
+from rmeval.run_command.models import Registry, Resolved, with_engine
+from rmeval.vllm_engine import environment, process
+from rmeval.vllm_engine.scorer import VllmScorer
+from workflow_helpers import REPO_ROOT
+
+
+def _entry(**fields) -> dict:
+    return {"name": "m", "path": "/models/m", **fields}
+
+
+def test_an_entry_without_engine_keeps_its_spec_json() -> None:
+    # A field added after results exist (LATER_FIELDS): the scoring jobs' inputs of existing entries do not change.
+    plain = spec_from_mapping(_entry(), "test")
+    assert "engine" not in json.loads(plain.to_json())
+    assert spec_from_mapping(_entry(engine="transformers"), "test").to_json() == plain.to_json()
+    assert plain.engine_name == "transformers" and plain.vllm_url is None
+    vllm = spec_from_mapping(_entry(engine="vllm"), "test")
+    assert json.loads(vllm.to_json())["engine"] == "vllm" and vllm.engine_name == "vllm"
+    attached = spec_from_mapping(_entry(engine={"vllm": {"url": "http://127.0.0.1:8000/"}}), "test")
+    assert attached.engine_name == "vllm" and attached.vllm_url == "http://127.0.0.1:8000"
+    assert ModelSpec.from_json(attached.to_json()) == attached
+
+
+@pytest.mark.parametrize(("fields", "expected"), [
+    ({"adapter": "armorm", "engine": "vllm"},
+     "test.engine: vLLM's pooling runner cannot give adapter 'armorm''s reward exactly; engine vllm takes "
+     "sequence-classification only: set engine: transformers"),
+    ({"adapter": "qwen-prm", "engine": {"vllm": {"url": "http://h:1"}}}, "adapter 'qwen-prm'"),
+    ({"engine": "sglang"}, "test.engine: got 'sglang'"),
+    ({"engine": {"vllm": {}}}, "test.engine.vllm.url: missing"),
+    ({"engine": {"vllm": {"url": "localhost:8000"}}}, "test.engine.vllm.url"),
+])
+def test_an_engine_an_adapter_cannot_take_is_refused_in_one_line(fields: dict, expected: str) -> None:
+    with pytest.raises(RmevalError) as raised:
+        spec_from_mapping(_entry(**fields), "test")
+    assert expected in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_run_engine_sets_every_model_that_runs_forward_passes() -> None:
+    registry = Registry.load(REPO_ROOT / "config" / "models.yaml")
+    name = next(n for n, s in registry.specs.items() if s.adapter == "sequence-classification")
+    armorm = next(n for n, s in registry.specs.items() if s.adapter == "armorm")
+    models = [Resolved(name, name, f"--model {name}", "registry"),
+              Resolved("mine", {"name": "mine", "path": "/m", "adapter": "sequence-classification"}, "--model /m", "x"),
+              Resolved("length-baseline", "length-baseline", "--baseline length", "registry")]
+    resolved, problems = with_engine(models, "vllm", registry)
+    assert problems == []
+    assert resolved[0].entry == {**registry.written[name], "name": name, "engine": "vllm"}
+    assert resolved[1].entry["engine"] == "vllm" and resolved[1].how.endswith("engine vllm")
+    assert resolved[2].entry == "length-baseline"  # a baseline runs no forward pass
+    assert with_engine(models, None, registry) == (models, [])
+    _, problems = with_engine([Resolved(armorm, armorm, f"--model {armorm}", "registry")], "vllm", registry)
+    assert len(problems) == 1 and problems[0].startswith(f"--engine vllm: --model {armorm}: engine: ")
+    assert "'armorm'" in problems[0]
+
+
+def _scorer_with(rows: list[list[int]], pad_id: int, hidden: list[bool] | None = None) -> VllmScorer:
+    """A VllmScorer's encoding state alone (no tokenizer, no server): what `request_ids` reads."""
+    scorer = object.__new__(VllmScorer)
+    lengths = [len(row) for row in rows]
+    scorer.encoded = Encoded(flat_ids=np.array([t for row in rows for t in row], dtype=np.int64),
+                             offsets=np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
+                             truncated=np.zeros(len(rows), dtype=bool),
+                             hidden_first=None if hidden is None else np.array(hidden))
+    scorer.pad_id = pad_id
+    return scorer
+
+
+def test_a_row_is_sent_up_to_the_token_transformers_reads() -> None:
+    # pad id 9: transformers' head reads the last token that is not 9 (argmax of index x non-pad; 0 when none).
+    scorer = _scorer_with([[1, 5, 6, 9], [1, 5, 9, 6], [1, 9, 9, 9], [9, 9], [1, 5, 6]], pad_id=9)
+    assert [scorer.request_ids(i) for i in range(5)] == [[1, 5, 6], [1, 5, 9, 6], [1], [9], [1, 5, 6]]
+
+
+def test_a_first_token_hidden_from_attention_is_not_sent() -> None:
+    # RewardBenchPipeline's doubled BOS: the first of the two is masked; vLLM gets the row from the second on.
+    scorer = _scorer_with([[0, 0, 5, 6], [0, 5, 6]], pad_id=99, hidden=[True, False])
+    assert scorer.request_ids(0) == [0, 5, 6] and scorer.request_ids(1) == [0, 5, 6]
+
+
+def test_the_server_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(process.ARGS_ENV, "--max-num-seqs 8 --enforce-eager")
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    cpu = process.ServerOptions("/m", None, "float32", 1, "cpu", threads=2)
+    arguments = cpu.arguments(8123)
+    for flag in ("--runner pooling", "--convert classify", "--enable-prefix-caching", "--tensor-parallel-size 1",
+                 "--dtype float32", "--port 8123", "--host 127.0.0.1",
+                 f"--kv-cache-memory-bytes {process.CPU_KV_CACHE_BYTES}", "--max-num-seqs 8 --enforce-eager"):
+        assert flag in " ".join(arguments), flag
+    assert cpu.environment()["OMP_NUM_THREADS"] == "2"
+    gpu = process.ServerOptions("org/m", "abc123", "bfloat16", 4, "cuda").arguments(1)
+    assert "--tensor-parallel-size 4" in " ".join(gpu) and "--revision abc123" in " ".join(gpu)
+    assert "--kv-cache-memory-bytes" not in gpu
+
+
+def test_a_port_in_use_is_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        monkeypatch.setenv(process.PORT_ENV, str(port))
+        ports = process.candidate_ports()
+        assert port not in ports and len(set(ports)) == process.PORT_TRIES
+        assert all(process.port_free(p) for p in ports)
+    monkeypatch.setenv(process.PORT_ENV, str(port))
+    assert process.candidate_ports()[0] == port  # free again: tried first
+
+
+def test_a_missing_environment_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(environment.ENV_VARIABLE, str(tmp_path / "none"))
+    with pytest.raises(RmevalError, match=r"no vLLM environment at .*none \(RMEVAL_VLLM_ENV\); build it with "
+                                          r"`rmeval engine install vllm`"):
+        environment.find_environment()
+
+
+def test_preflight_names_a_missing_vllm_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from rmeval.preflight import Plan, collect
+
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    spec = spec_from_mapping(_entry(path=str(model), engine="vllm"), "test")
+    plan = Plan(models={"m": spec}, model_keys={"m": "models[0] (m)"}, score_rules=frozenset({"score_fairness"}))
+    monkeypatch.setenv(environment.ENV_VARIABLE, str(tmp_path / "none"))
+    (problem,) = collect(plan, env={})
+    assert problem.line() == (f"models[0] (m).engine: engine vllm needs the vLLM environment, and there is none at "
+                              f"{tmp_path / 'none'} ($RMEVAL_VLLM_ENV); build it with `rmeval engine install vllm`, "
+                              "or set engine: transformers")
+    attached = replace(spec, engine={"vllm": {"url": "http://127.0.0.1:9"}})  # a running server: nothing to build
+    assert collect(Plan(models={"m": attached}, model_keys={}, score_rules=frozenset({"score_fairness"})), env={}) == []
+    python = tmp_path / "env" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    monkeypatch.setenv(environment.ENV_VARIABLE, str(tmp_path / "env"))
+    assert collect(plan, env={}) == []
