@@ -169,8 +169,30 @@ def test_a_folder_that_is_not_a_one_label_classifier_is_refused_naming_what_was_
     message = str(error.value)
     assert "\n" not in message
     assert f"its config.json names {found}, not a *ForSequenceClassification with one label" in message
-    assert f"`my-prm: {{path: {folder.resolve()}, adapter: <one of " in message and "options: {...}" in message
-    assert "prm" in message and "--set registry=FILE --model my-prm" in message
+    adapter = "first-token-logit" if "CausalLM" in found else "sequence-classification"
+    assert f"write a registry file holding `models: {{my-prm: {{path: \"{folder.resolve()}\", adapter: {adapter}}}}}`" \
+        in message
+    assert "run `rmeval run --set registry=FILE --model my-prm` (its entries are added to the shipped ones" in message
+
+
+def test_the_refusals_registry_snippet_works_as_written_and_adds_to_the_shipped_registry(run_dir, capsys):
+    """Issue 46 item 8: the snippet, written to a file as advised, runs; `--baseline length` (a shipped entry) still
+    resolves beside it; a name in both registries is an error naming both files."""
+    folder = model_folder(run_dir / "my-prm", {"architectures": ["LlamaForCausalLM"], "model_type": "llama"})
+    message = str(pytest.raises(RmevalError, resolve_model, ModelArg(str(folder)), REGISTRY, CPU, REACHABLE).value)
+    snippet = message.split("write a registry file holding `", 1)[1].split("`", 1)[0]
+    (run_dir / "mine.yaml").write_text(snippet + "\n")
+    setup = _prepare(["--set", "registry=mine.yaml", "--model", "my-prm", "--baseline", "length", "--data", "demo"])
+    entry = setup.config["models"][0]
+    assert entry == {"name": "my-prm", "path": str(folder.resolve()), "adapter": "first-token-logit"}
+    assert setup.config["models"][1] == "length-baseline" and setup.config["registry"] == "config/models.yaml"
+    from rmeval.run_command.checks import planned
+
+    assert set(planned(setup.config, REPO_ROOT, run_dir).all_specs) == {"my-prm", "length-baseline"}
+    (run_dir / "clash.yaml").write_text("models: {length-baseline: {path: 'baseline:length', adapter: baseline, "
+                                        "options: {kind: length}}}\n")
+    err = refused(["--set", "registry=clash.yaml", "--model", "A", "--data", "demo"], run_dir, capsys)
+    assert f"clash.yaml: length-baseline is also in the shipped registry {REPO_ROOT / 'config/models.yaml'}" in err
 
 
 def test_registry_names_and_their_hub_ids_take_the_registry_entry():
@@ -278,10 +300,11 @@ def test_the_config_file_says_first_how_to_rerun_it_and_is_left_alone_when_uncha
     assert lines[3] == "# Written by: rmeval run --model A --cores 2"
     assert yaml.safe_load(text) == config
     launch = Launch(REPO_ROOT, tmp_path, "2", None, False)
-    path = write_config(text, launch)
+    path, written = write_config(text, launch)
+    assert written
     stamp = path.stat().st_mtime_ns
     os.utime(path, ns=(stamp - 10**9, stamp - 10**9))
-    write_config(text, launch)
+    assert write_config(text, launch) == (path, False)
     assert path.stat().st_mtime_ns == stamp - 10**9  # the same config: the file is not rewritten
 
 

@@ -39,6 +39,8 @@ class AnswerInputs:
     models: Sequence[str]
     configfile: str
     snakemake: str
+    random_models: Sequence[str] = ()  # models whose rewards mean nothing (random tiny weights)
+    strays: int = 0  # files in results/ not from this run (the summary lists them)
 
 
 # ----------------------------------------------------------------------------- reading
@@ -203,17 +205,23 @@ def files_lines(inputs: AnswerInputs) -> list[str]:
         rows.append((Path(path).stem, path if (inputs.root / path).is_file() else f"absent ({path})"))
     rows.append(("report", f"{inputs.snakemake} --report results/report.html"))
     rows.append(("config", f"{inputs.configfile}  (rerun or edit it: its first lines say how)"))
+    if inputs.strays:
+        rows.append(("not ours", f"{inputs.strays} files in results/ from earlier runs, listed in the summary; "
+                                 "`rmeval run ... --clean` moves them to results/.previous/"))
     width = max(len(label) for label, _ in rows)
     return ["Files", *(f"{INDENT}{label:<{width}}  {text}" for label, text in rows)]
 
 
 # ----------------------------------------------------------------------------- the whole answer
 def answer(inputs: AnswerInputs) -> str:
+    from rmeval.run_outputs.summary import random_models_notice
+
+    lines = [random_models_notice(inputs.random_models, strong=""), ""] if inputs.random_models else []
     leaderboard = read_rows(inputs.root / LEADERBOARD)
     if leaderboard is None:
-        lines = [f"No headlines: {LEADERBOARD} is absent (`rmeval compare` writes it; rule run_compare)."]
+        lines.append(f"No headlines: {LEADERBOARD} is absent (`rmeval compare` writes it; rule run_compare).")
     else:
-        lines = leaderboard_lines(leaderboard, inputs)
+        lines += leaderboard_lines(leaderboard, inputs)
     lines.append("")
     if len(inputs.models) < 2:
         lines.append("One model: nothing to compare (give a second --model, or --baseline length).")

@@ -15,6 +15,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from rmeval.built_models import TINY_CARD
+
 BOS = "<|begin_of_text|>"
 EOS = "<|end_of_text|>"
 PAD = "<|pad|>"
@@ -111,7 +113,7 @@ def build_tiny_model(outdir: str | Path, seed: int = 0, kind: str = "classifier"
     model.save_pretrained(outdir)
     tokenizer.save_pretrained(outdir)
     card = {"rmeval_tiny_model": {"seed": seed, "kind": kind, "corpus": "rmeval/data/tiny_corpus.txt"}}
-    (outdir / "rmeval_tiny.json").write_text(json.dumps(card, indent=2) + "\n")
+    (outdir / TINY_CARD).write_text(json.dumps(card, indent=2) + "\n")
     return outdir
 
 
