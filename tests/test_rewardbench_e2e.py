@@ -217,7 +217,7 @@ def test_summary_agrees_with_the_tables(rb_run):
     for row in [*_rows(tables / "rewardbench_sections.csv"), *_rows(tables / "rewardbench2_scores.csv")]:
         if row.get("section", row.get("subset")) == "Overall" and row["mode"] != "baseline":  # not the chance row
             marked = f" ({row['mode']}: a trivial baseline, not a reward model)" if row["model"] == BASELINE else ""
-            assert f"- {row['model']}{marked}: {float(row['score']):.1f}" in summary
+            assert f"- {row['model']}{marked}: {float(row['score']):.2f}" in summary
     assert "0 model(s)" not in summary and "rewardbench_rank" not in summary and "fallback" not in summary
     correlations = _rows(tables / "fairness_vs_capability_correlations.csv")
     for measure in ("RewardBench overall", "RewardBench 2 overall"):

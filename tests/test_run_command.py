@@ -17,6 +17,7 @@ import pytest
 import yaml
 from rmeval.benchmarks import benchmark
 from rmeval.benchmarks.catalogue import Benchmark
+from rmeval.benchmarks.rewardbench.official import partial_note
 from rmeval.cli import main as rmeval_main
 from rmeval.config_check import config_problems, config_schema
 from rmeval.errors import RmevalError
@@ -317,12 +318,16 @@ def write_csv(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
+PARTIAL = partial_note("rewardbench", ["alpacaeval-easy", "mt-bench-med", "mt-bench-hard", "refusals-dangerous",
+                                        "math-prm"])
+
+
 def leaderboard_row(benchmark_name: str, metric: str, model: str, value: float, ci: tuple[float, float], rank: int,
-                    ranks: tuple[int, int], tied: str, baseline: bool = False) -> dict:
-    """A row of results/tables/leaderboard.csv in issue 40's layout."""
+                    ranks: tuple[int, int], tied: str, baseline: bool = False, note: str = "") -> dict:
+    """A row of results/tables/leaderboard.csv in issue 40's layout (issue 46's `note`: a partial run's)."""
     return {"benchmark": benchmark_name, "metric": metric, "model": model, "value": value, "ci_low": ci[0],
             "ci_high": ci[1], "rank": rank, "rank_low": ranks[0], "rank_high": ranks[1], "tied_with": tied,
-            "baseline": baseline}
+            "baseline": baseline, "note": note}
 
 
 def comparison_row(benchmark_name: str, metric: str, a: str, b: str, difference: float, ci: tuple[float, float],
@@ -344,6 +349,7 @@ def test_the_answer_prints_headlines_ranks_and_comparisons_from_the_leaderboard(
         leaderboard_row("fairness", "scale_free_gap", "ckpt-1200", 0.4601, (0.0, 1.485), 1, (1, 2), "ckpt-800"),
         leaderboard_row("fairness", "scale_free_gap", "length-baseline", 1.9, (1.1, 2.6), 3, (2, 3), "", True),
         leaderboard_row("rewardbench2", "overall", "ckpt-800", 61.25, (58.0, 64.5), 1, (1, 1), ""),
+        leaderboard_row("rewardbench", "overall", "ckpt-800", 85.714, (80.0, 90.0), 1, (1, 1), "", note=PARTIAL),
     ])
     write_csv(tmp_path / COMPARISONS, [
         comparison_row("fairness", "scale_free_gap", "ckpt-800", "ckpt-1200", 0.2111, (-0.4, 0.83), 0.41, 0.82, 0.82,
@@ -353,8 +359,11 @@ def test_the_answer_prints_headlines_ranks_and_comparisons_from_the_leaderboard(
         comparison_row("rewardbench2", "overall", "ckpt-800", "ckpt-1200", 2.5, (0.1, 4.9), 0.0004, 0.0008, 0.0008,
                        "paired bootstrap"),
     ])
-    text = answer(inputs(tmp_path, ["ckpt-800", "ckpt-1200", "length-baseline"]))
+    text = answer(inputs(tmp_path, ["ckpt-800", "ckpt-1200", "length-baseline"],
+                         ("fairness", "rewardbench", "rewardbench2")))
     lines = text.splitlines()
+    partial = lines.index("  RewardBench (Lambert et al. 2024): overall (higher is better)")
+    assert lines[partial + 2].split()[:3] == ["ckpt-800", "85.71", "†"] and lines[partial + 3] == f"    {PARTIAL}"
     gap = lines.index("  Group fairness on arXiv abstracts (Song et al. 2025): scale_free_gap (lower is better)")
     assert lines[gap + 1].split() == ["model", "value", "95%", "CI", "rank", "rank", "CI", "tied", "with"]
     assert lines[gap + 2].split() == ["ckpt-1200", "0.460", "[0.000,", "1.485]", "1", "1-2", "ckpt-800"]
@@ -364,8 +373,11 @@ def test_the_answer_prints_headlines_ranks_and_comparisons_from_the_leaderboard(
     first = next(i for i, line in enumerate(lines) if line.startswith("Comparisons of the headline metrics"))
     assert lines[first + 2].split() == ["fairness", "scale_free_gap", "ckpt-800", "ckpt-1200", "0.211", "[-0.400,",
                                         "0.830]", "0.820", "0.820", "least", "favourable"]
-    assert lines[first + 3].split()[:8] == ["rewardbench2", "overall", "ckpt-800", "ckpt-1200", "2.500", "[0.100,",
-                                            "4.900]", "<0.001"]
+    # each metric with its catalogue's decimals (fairness 3, RewardBench's percentages 2), as the leaderboard shows it
+    assert lines[first + 3].split()[:8] == ["rewardbench2", "overall", "ckpt-800", "ckpt-1200", "2.50", "[0.10,",
+                                            "4.90]", "<0.001"]
+    assert lines[first + 4] == "    ckpt-800's scale-free gap is larger than ckpt-1200's (difference 0.211, p (Holm) 0.820)"
+    assert lines[first + 5] == "    ckpt-800's overall is higher than ckpt-1200's (difference 2.50, p (Holm) <0.001)"
     assert f"  1 more (subsets, sections, other measures) in {COMPARISONS}" in lines
     assert "subset:Focus" not in text
     assert f"  leaderboard  {LEADERBOARD}" in lines

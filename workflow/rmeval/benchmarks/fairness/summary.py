@@ -31,6 +31,14 @@ REQUIRED = ("table1_anova", "table5_robust_anova", "table6_games_howell", "table
 # The run's reproduction table (rmeval.run_outputs): its verdicts are counted in "Across models" when it exists.
 REPRODUCTION = RUN.get("reproduction")
 
+GAP = "scale_free_gap"
+
+
+def _gap(value: Any) -> str:
+    """A scale-free gap (or its bound) as the console, the leaderboard and the figures show it (the catalogue's)."""
+    assert BENCHMARK.compare is not None
+    return BENCHMARK.compare.show(GAP, value)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval fairness-summary", description=__doc__)
@@ -180,10 +188,10 @@ def _gap_sentence(gap: Any, robust: Any, alpha: float, permutations: int | None)
     """The largest gap against what noise alone gives: a gap whose permutation p >= alpha is not called a size."""
     observed = gap["scale_free_gap"]
     null = gap.get("null_max_gap")
-    null_text = (f"; noise alone gives {null:.2f} on average at these group sizes"
+    null_text = (f"; noise alone gives {_gap(null)} on average at these group sizes"
                  if null is not None and not pd_isna(null) else "")
-    text = (f"**How large:** {_label(gap['max_group'])} over {_label(gap['min_group'])} by {observed:.2f} "
-            f"within-group SDs (95% CI {gap['gap_ci_low']:.2f} to {gap['gap_ci_high']:.2f}{null_text}; "
+    text = (f"**How large:** {_label(gap['max_group'])} over {_label(gap['min_group'])} by {_gap(observed)} "
+            f"within-group SDs (95% CI {_gap(gap['gap_ci_low'])} to {_gap(gap['gap_ci_high'])}{null_text}; "
             f"permutation {_perm_p(gap['perm_p_value'], permutations)}), ")
     chance = gap["perm_p_value"] >= alpha
     excludes_zero = gap["gap_ci_low"] > 0.0
@@ -244,7 +252,7 @@ def length_alone_lines(tables: dict[str, Any], baselines: dict[str, Any]) -> lis
         row = _row(gaps, model)
         if pd_isna(row["scale_free_gap"]):
             return f"{model} undefined"
-        return f"{model} {row['scale_free_gap']:.2f} ({row['gap_ci_low']:.2f} to {row['gap_ci_high']:.2f})"
+        return f"{model} {_gap(row['scale_free_gap'])} ({_gap(row['gap_ci_low'])} to {_gap(row['gap_ci_high'])})"
 
     for model, rule in baselines.items():
         if rule.get("kind") != "length" or model not in set(gaps["model"]):
@@ -257,7 +265,7 @@ def length_alone_lines(tables: dict[str, Any], baselines: dict[str, Any]) -> lis
             "; no reward model ran beside it")
         lines.append(
             f"- Length alone: the length baseline {model} ({rule['rule']}) has a scale-free gap of "
-            f"{row['scale_free_gap']:.2f} SD (95% CI {row['gap_ci_low']:.2f} to {row['gap_ci_high']:.2f}; "
+            f"{_gap(row['scale_free_gap'])} SD (95% CI {_gap(row['gap_ci_low'])} to {_gap(row['gap_ci_high'])}; "
             f"{_label(row['max_group'])} over {_label(row['min_group'])}){beside}. A model's gap near this one may "
             "come from the responses' lengths rather than their groups (Table 8 adjusts each model for length).")
     return lines
