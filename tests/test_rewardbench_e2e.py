@@ -322,7 +322,16 @@ def test_rewardbench2_alone_runs_no_fairness_job(rb_run, tmp_path):
     models = {r["model"] for r in _rows(run.workdir / "results/tables/rewardbench2_scores.csv")}
     assert models == {"Random (chance)", "tiny-cls"}
     summary = (run.workdir / "results/summary.md").read_text()
-    assert summary.startswith("## RewardBench 2") and "tiny-cls" in summary
+    # tiny-cls is an `rmeval tiny-model` folder (its card says so): the summary opens with the demo's line
+    notice, rest = summary.split("\n\n", 1)
+    assert notice.startswith("**These rewards come from random tiny models (tiny-cls, built by `rmeval tiny-model`)")
+    assert rest.startswith("## RewardBench 2") and "tiny-cls" in rest
+    # the scenario's earlier run left RewardBench 1's tables and the other models' score folders: named, not mixed in
+    strays = rest.split("## Not from this run", 1)[1]
+    assert "- `results/tables/rewardbench_sections.csv`: written " in strays
+    assert "- `results/scores/rewardbench2/length-baseline/`: written " in strays
+    assert "by an earlier run that `rmeval run` did not record" in strays
+    assert "`results/tables/rewardbench2_scores.csv`" not in strays  # this run's own
 
 
 @pytest.mark.e2e
@@ -347,7 +356,7 @@ def test_a_baseline_alone_runs_to_the_summary(rb_run, tmp_path):
     assert "rule run_summary" in output and "rule fairness_stats" in output and "rule score_fairness" not in output
     assert score.stat().st_mtime_ns == before
     summary = (run.workdir / "results/summary.md").read_text()
-    assert "0 reward model(s) (and 1 trivial baseline(s), not reward models: length-baseline)" in summary
+    assert "0 reward models and 1 trivial baseline (length-baseline) scored" in summary
     assert "No reward model ran" in summary and "Length alone: the length baseline length-baseline" in summary
     assert f"- {BASELINE} (length baseline: a trivial baseline, not a reward model):" in summary
     assert _rows(run.workdir / "results/tables/rewardbench_capability.csv") == []
