@@ -240,7 +240,7 @@ def test_footnotes_give_n_per_group_and_the_data_source(full_run: tuple[Path, Pa
     _, out = full_run
     markdown = (out / "table1_anova.md").read_text()
     assert "n per group: computer science 24, economics 31, mathematics 18, physics 40." in markdown
-    assert ("Data: arXiv metadata snapshot, papers from 2020-01-01 to 2024-12-31, fetched 2026-11-29 to 2026-11-30, "
+    assert ("Data: arXiv metadata snapshot, papers from 2020-01-01 to 2024-12-31, read 2026-11-29 to 2026-11-30, "
             "sample ") in markdown
     latex = (out / "table1_anova.tex").read_text()
     assert "computer science 24" in latex and "\\begin{tabular}{lrrrr}" in latex and "\\bottomrule" in latex

@@ -118,7 +118,9 @@ def test_group_means_table_and_table_formats(e2e_run):
         manifest = json.loads((e2e_run.results / "data" / f"{group}.manifest.json").read_text())
         assert entry["output"]["sha256"] == manifest["output"]["sha256"]
     note = (tables / "table1_anova.md").read_text()
-    assert "Data: arXiv metadata snapshot" in note and f"sample {provenance['sample_sha256'][:8]}" in note
+    # the demo's shipped sample is named as what it is (issue 46), not as a snapshot fetched today
+    assert "Data: the shipped demo sample (resources/demo/arxiv-sample.jsonl: arXiv listings of 2023-24" in note
+    assert "fetched" not in note and f"sample {provenance['sample_sha256'][:8]}" in note
     assert (tables / "reproduction.csv").exists() and "Reproduction" in (e2e_run.results / "summary.md").read_text()
 
 
