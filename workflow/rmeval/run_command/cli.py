@@ -28,9 +28,8 @@ EXAMPLES = """examples:
   rmeval run --model ./checkpoint-800 --model ./checkpoint-1200 --data demo      # two checkpoints, offline
   rmeval run --model org/reward-model --baseline length --benchmarks {every}
   rmeval run --model ./my-rm --set stats.alpha=0.01 -n                           # plan only
-The config goes to results/run_config.yaml (only once every check passed); `snakemake --configfile
-results/run_config.yaml` reruns it. The models of the command are the models of the run: a model of an earlier run
-is left out unless given again (or --keep), and the first lines say so."""
+The config goes to results/run_config.yaml only once every check passed (a refused run leaves results/ as it was);
+`snakemake --configfile results/run_config.yaml` reruns it."""
 
 
 class _ModelAction(argparse.Action):
@@ -81,9 +80,9 @@ def build_parser(repository: Path) -> argparse.ArgumentParser:
         epilog=EXAMPLES.format(every=",".join(_all_names())),
         description="Evaluate one reward model, or several side by side, with the rmeval workflow: writes the config "
                     "to results/run_config.yaml, runs Snakemake with it, prints each model's headline numbers, the "
-                    "comparisons and where the files are. Run it again to resume. The command's models are the run's "
-                    "models: a model added is the only one scored, and the statistics cover exactly the models "
-                    "named (--keep adds the previous run's).")
+                    "comparisons and where the files are. Run it again to resume: only what is missing is scored. The "
+                    "command's models are the run's models: a model of an earlier run is left out unless named "
+                    "again (or --keep), and the first lines say which.")
     parser.set_defaults(models=[])
     parser.add_argument("--model", action=_ModelAction, metavar="PATH_OR_HUB_ID",
                         help="a local model folder, a Hugging Face id (org/name) or a registry name (`rmeval "

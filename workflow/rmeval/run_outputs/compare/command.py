@@ -112,7 +112,9 @@ def leaderboard_rows(bench: str, part: ComparisonPart, differences: Differences,
         def interval(a: str, b: str, metric_name: str = metric.name, alpha: float = alpha) -> tuple[float, float]:
             return differences(a, b)[metric_name].interval.with_alpha(alpha)
 
-        for rank in rank_intervals(part.models, values, metric.higher_is_better, interval):
+        ranks = rank_intervals(part.models, values, metric.higher_is_better, interval)
+        # best first, as the console and the summary list them; a model without a value last
+        for rank in sorted(ranks, key=lambda found: (not math.isfinite(found.rank), found.rank, found.model)):
             estimate = estimates.get(rank.model)
             low, high = estimate.at(CONFIDENCE) if estimate is not None else (math.nan, math.nan)
             rows.append({"benchmark": bench, "metric": metric.name, "model": rank.model,
