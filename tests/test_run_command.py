@@ -552,6 +552,18 @@ def test_files_not_from_this_run_are_named_with_the_run_that_wrote_them_and_clea
     assert by_path["results/tables/rewardbench_sections.csv"].written == "2023-11-14T22:13:20Z"
     section = markdown_section([stray.as_json() for stray in strays])
     assert section.startswith("## Not from this run\n\nThese 3 files in results/ were written by earlier runs")
+    # as rule run_summary hands them over (its --settings), and as a flag by hand
+    from rmeval.cli_settings import parse_args
+    from rmeval.run_outputs.plan import RunOutputsPlan
+    from rmeval.run_outputs.summary import build_parser
+
+    plan = RunOutputsPlan.from_config({"fairness": {"enabled": True}, "groups": {"a": ["math"]}, "stats": {"alpha": 0.05}},
+                                      REPO_ROOT, strays=[stray.as_json() for stray in strays])
+    given = parse_args(build_parser(), ["--settings", plan.summary_settings]).not_from_this_run
+    assert given == [stray.as_json() for stray in strays]
+    assert parse_args(build_parser(), ["--benchmarks", "fairness", "--not-from-this-run", json.dumps(given)]
+                      ).not_from_this_run == given
+    assert "Not from this run\n-----------------" in plan.report_sections[-1]
     moved = move_away(tmp_path, strays)
     assert moved is not None and moved.parent == results / ".previous"
     assert sorted(path.relative_to(moved).as_posix() for path in moved.rglob("*") if path.is_file()) == [

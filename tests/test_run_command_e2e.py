@@ -247,9 +247,9 @@ def test_files_of_the_earlier_run_are_named_as_not_from_this_run_and_clean_moves
     assert "Not from this run\n-----------------" in baseline_added.front_page
     assert "* ``results/scores/fairness/B/``: written " in baseline_added.front_page
     moved = [line for line in baseline_added.cleaned.stdout.splitlines() if line.startswith("rmeval run: --clean")]
-    assert moved == [f"rmeval run: --clean moved {len(listed)} files not from this run to "
-                     f"{moved[0].split(' to ', 1)[1].split('/ ', 1)[0]}/ (nothing deleted)"]
     previous = next((front_door.results / ".previous").iterdir())
+    assert moved == [f"rmeval run: --clean moved what this run does not write ({len(listed)} of results/'s files and "
+                     f"folders) to results/.previous/{previous.name}/ (nothing deleted)"]
     assert (previous / "scores/fairness/B").is_dir() and not (front_door.results / "scores/fairness/B").exists()
     gone = [path for path in baseline_added.after if path not in baseline_added.after_clean]
     assert gone and all(any(f"results/{path}".startswith(line.split("`")[1]) for line in listed) for path in gone)

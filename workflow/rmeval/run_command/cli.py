@@ -287,8 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     strays = not_from_this_run(launch.workdir, own_outputs(setup.plan)) if setup.plan is not None else []
     if args.clean and strays and not args.dry_run:
         moved = move_away(launch.workdir, strays)
-        print(f"rmeval run: --clean moved {len(strays)} files not from this run to "
-              f"{moved.relative_to(launch.workdir)}/ (nothing deleted)", flush=True)
+        print(f"rmeval run: --clean moved what this run does not write ({len(strays)} of results/'s files and "
+              f"folders) to {moved.relative_to(launch.workdir)}/ (nothing deleted)", flush=True)
         strays = []
     configfile, changed = write_config(config_text(setup.config, launch, argv), launch)
     if changed and not args.dry_run:

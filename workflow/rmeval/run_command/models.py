@@ -390,7 +390,10 @@ def _weights_key(model: Resolved, registry: Registry) -> tuple[str, ...] | None:
     from rmeval.hub import looks_local
     from rmeval.registry import resolve_models
 
-    spec = resolve_models([model.entry], dict(registry.specs))[0]
+    try:
+        spec = resolve_models([model.entry], dict(registry.specs))[0]
+    except RmevalError:  # an entry the checks name anyway (a kept one that no longer resolves)
+        return None
     if not spec.adapter_entry.loads_model or spec.adapter_entry.remote:
         return None
     folder = Path(spec.path).expanduser()

@@ -47,6 +47,11 @@ def which_is_better(root: Path, names: Sequence[str], alpha: float, baselines: d
                    baselines)
 
 
+def _json(value: str | dict[str, str]) -> object:
+    """A JSON list given as a flag; each of its objects as the rule's `--settings` gives them (already parsed)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from rmeval.cli_settings import add_settings_argument
 
@@ -59,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="models whose weights are random (config `tiny_models`): the first line says so")
     parser.add_argument("--baseline-models", nargs="*", default=[], metavar="MODEL=KIND",
                         help="the trivial baselines among the models (registry adapter `baseline`) and their kind")
-    parser.add_argument("--not-from-this-run", type=json.loads, default=[], metavar="JSON",
+    parser.add_argument("--not-from-this-run", type=_json, default=[], metavar="JSON",
                         help="the files in results/ this run did not write, as a JSON list of {path, written, run} "
                              "(rmeval.run_outputs.strays): the last section names them")
     add_settings_argument(parser)
