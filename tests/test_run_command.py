@@ -428,7 +428,7 @@ def test_offline_with_the_default_data_is_refused_before_anything_is_written_and
     assert tree_state(run_dir / "results") == before
     lines = result.stderr.splitlines()
     assert lines[0].startswith("rmeval run: error: arxiv.source: 'api' needs export.arxiv.org, which is unreachable")
-    assert lines[1].startswith("No network here? `rmeval run --model PATH --data demo` runs offline now")
+    assert lines[1].startswith("No network here? `rmeval run --model PATH --data demo` runs fairness offline now")
     assert lines[2] == f"Nothing was run, and results/ is as it was; the config it would have run: {REFUSED}"
     kept = yaml.safe_load((run_dir / REFUSED).read_text())
     assert kept["models"][0]["name"] == "A" and kept["arxiv"]["source"] == "api"

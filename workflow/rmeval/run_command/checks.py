@@ -16,15 +16,23 @@ from typing import Any
 
 from rmeval.errors import RmevalError
 
-OFFLINE_ROUTE = ("No network here? `rmeval run --model PATH --data demo` runs offline now (the shipped arXiv sample); "
-                 "with your own data, --data snapshot:FILE, or --set <benchmark>.source=local --set "
-                 "<benchmark>.path=FILE (README, \"Offline and air-gapped runs\").")
+
+def offline_route() -> str:
+    """The way out of a network need for `rmeval run`: `--data demo` for the benchmarks whose preset takes it (their
+    shipped data), a local file for the others."""
+    from rmeval.benchmarks import all_benchmarks
+
+    demo = [bench.name for bench in all_benchmarks() if bench.run_preset and "demo" in bench.run_preset.data]
+    offline = f"`rmeval run --model PATH --data demo` runs {', '.join(demo)} offline now (shipped data); " if demo \
+        else ""
+    return (f"No network here? {offline}with your own data, a local file per benchmark: --set "
+            "<benchmark>.source=local --set <benchmark>.path=FILE (README, \"Offline and air-gapped runs\").")
 
 
 @dataclass(frozen=True)
 class Checked:
     """What the checks found: one line per problem, the plan when the config could be planned, and the way out
-    when the problems need network (OFFLINE_ROUTE)."""
+    when the problems need network (offline_route)."""
 
     problems: list[str]
     plan: Any = None  # rmeval.run_plan.RunPlan
@@ -58,5 +66,5 @@ def machine_problems(config: Mapping[str, Any], repository: Path, workdir: Path)
 
     needs = plan.preflight_plan()
     found = [*preflight.missing_inputs(needs, pending), *preflight.collect(needs, pending)]
-    advice = OFFLINE_ROUTE if any(problem.network for problem in found) else ""
+    advice = offline_route() if any(problem.network for problem in found) else ""
     return Checked([problem.line() for problem in found], plan, advice)
