@@ -563,7 +563,12 @@ def test_files_not_from_this_run_are_named_with_the_run_that_wrote_them_and_clea
     assert given == [stray.as_json() for stray in strays]
     assert parse_args(build_parser(), ["--benchmarks", "fairness", "--not-from-this-run", json.dumps(given)]
                       ).not_from_this_run == given
-    assert "Not from this run\n-----------------" in plan.report_sections[-1]
+    from rmeval.run_outputs.report import front_page
+
+    page = front_page(plan.report_sections, REPO_ROOT / "workflow/report", {"fig_x": "nothing to show"},
+                      plan.report_tail)
+    assert page.index("Not in this report") < page.index("Not from this run\n-----------------")  # last, after all
+    assert "* ``results/scores/fairness/B/``: written " in page
     moved = move_away(tmp_path, strays)
     assert moved is not None and moved.parent == results / ".previous"
     assert sorted(path.relative_to(moved).as_posix() for path in moved.rglob("*") if path.is_file()) == [

@@ -27,6 +27,7 @@ FRONT_PAGE_FILE = write_front_page(
     REPOSITORY / "workflow" / "report",
     Path(FRONT_PAGE),
     RUN_OUTPUTS.report_skipped,
+    RUN_OUTPUTS.report_tail,
 )
 
 

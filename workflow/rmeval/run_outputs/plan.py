@@ -36,6 +36,13 @@ class RunOutputsPlan:
     # files in results/ this run did not write (rmeval.run_outputs.strays): named in the summary and the report
     strays: tuple[Mapping[str, str], ...] = ()
 
+    @property
+    def report_tail(self) -> str:
+        """The report front page's last section: the files in results/ not from this run ("" when none)."""
+        from rmeval.run_outputs.strays import rst_section
+
+        return rst_section(self.strays) if self.strays else ""
+
     @classmethod
     def from_config(cls, config: Mapping[str, Any], repository: Path, random_models: tuple[str, ...] = (),
                     skipped: Mapping[str, str] | None = None,
@@ -48,14 +55,11 @@ class RunOutputsPlan:
         benchmarks = tuple(bench for bench in all_benchmarks() if bench.enabled(config))
         options = {bench.name: {option: config_value(config, key) for option, key in bench.run_settings.items()}
                    for bench in benchmarks if bench.run_settings}
-        from rmeval.run_outputs.strays import rst_section
         from rmeval.run_outputs.summary import random_models_notice
 
         sections = report_sections(config, repository / "workflow" / "report", skipped or {})
         if random_models:  # the report's first words, as the summary's
             sections.insert(0, random_models_notice(random_models, code="``"))
-        if strays:
-            sections.append(rst_section(strays))
         return cls(benchmarks, float(config_value(config, ALPHA_KEY)), options, repository, tuple(sections),
                    dict(skipped or {}), tuple(random_models), dict(baselines or {}), tuple(strays))
 
