@@ -517,8 +517,8 @@ def test_a_tiny_model_folder_says_its_rewards_mean_nothing(run_dir, tmp_path):
     assert plan.random_weight_models == ["A"] and plan.random_models == []  # a folder the run does not build
     outputs = RunOutputsPlan.from_config(setup.config | {"stats": {"alpha": 0.05}}, REPO_ROOT,
                                          tuple(plan.random_weight_models))
-    assert outputs.report_sections[0].startswith("**These rewards come from random tiny models (A, built by ``rmeval "
-                                                 "tiny-model``) and mean nothing:")
+    assert outputs.report_sections[0].startswith("**These rewards come from random tiny models (A, built by rmeval "
+                                                 "tiny-model) and mean nothing:")
     assert '"random_models":["A"]' in outputs.summary_settings
     lines = answer(AnswerInputs(tmp_path, [benchmark("fairness")], ["A", "B"], RUN_CONFIG, "snakemake",
                                 ("A",))).splitlines()

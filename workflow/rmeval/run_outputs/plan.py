@@ -59,7 +59,7 @@ class RunOutputsPlan:
 
         sections = report_sections(config, repository / "workflow" / "report", skipped or {})
         if random_models:  # the report's first words, as the summary's
-            sections.insert(0, random_models_notice(random_models, code="``"))
+            sections.insert(0, random_models_notice(random_models, code=""))  # rst nests no markup in bold
         return cls(benchmarks, float(config_value(config, ALPHA_KEY)), options, repository, tuple(sections),
                    dict(skipped or {}), tuple(random_models), dict(baselines or {}), tuple(strays))
 

@@ -21,7 +21,7 @@ from rmeval.run_outputs.context import add_arguments, contexts
 
 def random_models_notice(models: Sequence[str], code: str = "`", strong: str = "**") -> str:
     """The line that says the rewards come from random tiny models (config `tiny_models`, the demo, or a folder
-    `rmeval tiny-model` wrote): the summary's first line (Markdown), the report's (reStructuredText: code "``") and
+    `rmeval tiny-model` wrote): the summary's first line (Markdown), the report's (reStructuredText: code "", as rst nests no markup in bold) and
     the console's (plain: strong "")."""
     return (f"{strong}These rewards come from random tiny models ({', '.join(models)}, built by {code}rmeval "
             f"tiny-model{code}) and mean nothing:{strong} this run shows what the workflow writes, not anything about "
