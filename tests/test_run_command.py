@@ -551,7 +551,8 @@ def test_files_not_from_this_run_are_named_with_the_run_that_wrote_them_and_clea
                                                                              "not record")
     assert by_path["results/tables/rewardbench_sections.csv"].written == "2023-11-14T22:13:20Z"
     section = markdown_section([stray.as_json() for stray in strays])
-    assert section.startswith("## Not from this run\n\nThese 3 files in results/ were written by earlier runs")
+    assert section.startswith("## Not from this run\n\nThese 3 files and folders in results/ were written by "
+                              "earlier runs")
     # as rule run_summary hands them over (its --settings), and as a flag by hand
     from rmeval.cli_settings import parse_args
     from rmeval.run_outputs.plan import RunOutputsPlan

@@ -228,7 +228,8 @@ def files_lines(inputs: AnswerInputs) -> list[str]:
     rows.append(("report", f"{inputs.snakemake} --report results/report.html"))
     rows.append(("config", f"{inputs.configfile}  (rerun or edit it: its first lines say how)"))
     if inputs.strays:
-        rows.append(("not ours", f"{inputs.strays} files in results/ from earlier runs, listed in the summary; "
+        some = "file or folder" if inputs.strays == 1 else "files or folders"
+        rows.append(("not ours", f"{inputs.strays} {some} in results/ from earlier runs, listed in the summary; "
                                  "`rmeval run ... --clean` moves them to results/.previous/"))
     width = max(len(label) for label, _ in rows)
     return ["Files", *(f"{INDENT}{label:<{width}}  {text}" for label, text in rows)]

@@ -107,7 +107,8 @@ def build_parser(repository: Path) -> argparse.ArgumentParser:
                              "out")
     parser.add_argument("--clean", action="store_true",
                         help="move the files in results/ that this run does not write (earlier runs' tables, figures "
-                             "and score folders) to results/.previous/<UTC time>/; nothing is deleted")
+                             "and score folders) to results/.previous/<UTC time>/; nothing is deleted (a dry run moves "
+                             "nothing)")
     parser.add_argument("-n", "--dry-run", action="store_true",
                         help="plan only: Snakemake's dry run; results/ is left as it is")
     return parser

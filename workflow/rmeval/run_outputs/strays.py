@@ -130,11 +130,16 @@ def move_away(root: Path, strays: Sequence[Stray]) -> Path | None:
     return target
 
 
+def _these(strays: Sequence[Any]) -> str:
+    return ("This file (or folder) in results/ was" if len(strays) == 1
+            else f"These {len(strays)} files and folders in results/ were")
+
+
 def markdown_section(strays: Sequence[dict[str, str]]) -> str:
     """The summary's "Not from this run" section (strays as JSON)."""
     lines = ["## Not from this run", "",
-             f"These {len(strays)} files in results/ were written by earlier runs, not by the run this summary and "
-             "lock.yaml describe; `rmeval run --clean` moves them to results/.previous/ (nothing is deleted).", ""]
+             f"{_these(strays)} written by earlier runs, not by the run this summary and lock.yaml describe; "
+             "`rmeval run --clean` moves them to results/.previous/ (nothing is deleted).", ""]
     lines += [f"- `{stray['path']}`: written {stray['written']} by {stray['run']}" for stray in strays]
     return "\n".join(lines) + "\n"
 
@@ -142,7 +147,7 @@ def markdown_section(strays: Sequence[dict[str, str]]) -> str:
 def rst_section(strays: Sequence[dict[str, str]]) -> str:
     """The report's "Not from this run" section: named, not shown (the report holds only this run's files)."""
     lines = ["Not from this run", "-----------------", "",
-             f"These {len(strays)} files in results/ were written by earlier runs; this report does not show them. "
+             f"{_these(strays)} written by earlier runs; this report does not show them. "
              "``rmeval run --clean`` moves them to ``results/.previous/`` (nothing is deleted).", ""]
     lines += [f"* ``{stray['path']}``: written {stray['written']} by {stray['run'].replace('`', '``')}"
               for stray in strays]
