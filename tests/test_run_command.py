@@ -492,6 +492,9 @@ def test_the_commands_models_are_the_runs_and_the_first_lines_name_the_earlier_o
     assert kept.config["models"][1] == {"name": "B", "path": str(run_dir / "B"), "adapter": "sequence-classification"}
     assert [model.given for model in kept.models] == ["--model A", "--keep"]
     assert kept.earlier[0].endswith("old (results/scores/rewardbench/old/).") and len(kept.earlier) == 3
+    (run_dir / RUN_CONFIG).unlink()  # no previous run: --keep alone names no model
+    with pytest.raises(RmevalError, match="--keep: results/run_config.yaml names no model of a previous run"):
+        _prepare(["--keep", "--data", "demo"])
 
 
 def test_the_same_weights_under_two_names_get_one_warning_not_an_error(run_dir):

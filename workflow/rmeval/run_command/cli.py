@@ -193,6 +193,9 @@ def prepare(args: argparse.Namespace, repository: Path, workdir: Path | None = N
     if args.keep:
         models += earlier.kept([model.name for model in models])
         problems += [line for line in same_names(models) if line not in problems]
+        if not models and not model_problems:
+            problems.append("--keep: results/run_config.yaml names no model of a previous run; name a model: --model "
+                            "PATH_OR_HUB_ID, or --baseline KIND")
     config: dict[str, Any] = {}
     found: list[str] = []  # the schema's problems of the config
     advice = ""  # the way out of the machine's problems
