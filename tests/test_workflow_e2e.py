@@ -249,8 +249,8 @@ def test_the_length_baseline_is_scored_marked_and_set_beside_the_models(e2e_run)
     assert f"### {BASELINE} (trivial baseline, not a reward model" in summary
     assert "2 reward models and 1 trivial baseline (length-baseline) scored" in summary
     assert (f"Length alone: the length baseline {BASELINE} (reward = the number of characters of the response) "
-            f"has a scale-free gap of {gap['scale_free_gap']:.2f} SD (95% CI {gap['gap_ci_low']:.2f} to "
-            f"{gap['gap_ci_high']:.2f}") in summary
+            f"has a scale-free gap of {gap['scale_free_gap']:.3f} SD (95% CI {gap['gap_ci_low']:.3f} to "
+            f"{gap['gap_ci_high']:.3f}") in summary
     assert (e2e_run.results / "figures" / "fig_gap_forest.png").stat().st_size > 0
 
 
