@@ -42,7 +42,8 @@ class Earlier:
             document = yaml.safe_load(config.read_text(encoding="utf-8")) if config.is_file() else None
         except (OSError, yaml.YAMLError):
             document = None  # an unreadable config keeps nothing; the score folders still say which models ran
-        for entry in (document or {}).get("models") or [] if isinstance(document, dict) else []:
+        listed = document.get("models") if isinstance(document, dict) else None
+        for entry in listed if isinstance(listed, list) else []:
             name = entry if isinstance(entry, str) else entry.get("name") if isinstance(entry, dict) else None
             if name:
                 entries[str(name)] = entry
