@@ -166,7 +166,12 @@ def test_rewardbench_length_rewards_and_official_sections(tmp_path):
     assert {r["model"]: r["baseline"] for r in board} == {"length": "True", "random": "False"}
     text = which_is_better(tmp_path, ["rewardbench"], 0.05, {"length": "length"})
     assert "### Against the length baseline (length)" in text
-    assert f"- random beats length significantly (Holm, alpha 0.05) on: rewardbench 0 of {len(expected)} subsets." in text
+    assert (f"- random against length (Holm-adjusted p, significant below 0.05): rewardbench: significantly better "
+            f"than length on 0 of its {len(expected)} subsets.") in text
+    # 7 of the 23 official subsets: the Overall is marked as partial wherever it appears (issue 46)
+    assert all(row["note"].startswith("† partial run: 7 of 23 subsets") for row in board)
+    overall = next(line for line in text.splitlines() if line.startswith("- **overall**, best first:"))
+    assert overall.count(" † (rank") == 2 and "† partial run: 7 of 23 subsets; its Overall is not the official" in overall
 
 
 def test_rewardbench2_subsets_and_ties(tmp_path):

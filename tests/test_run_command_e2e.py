@@ -1,8 +1,10 @@
 """`rmeval run` end to end, offline as on a fresh clone (the closed proxy, an empty Hugging Face cache): issue 42's
 "Done when". ONE full Snakemake run (the module fixture) carries every assertion: two `rmeval tiny-model` folders
 through the demo data with `rmeval run --model A --model B --data demo --cores 2`, then the same command again, plain
-Snakemake on the config it wrote, a dry run that adds a model, and the same command with `--baseline length` added
-(it scores the baseline alone). The bad-input tests stop before any job and live in tests/test_run_command.py."""
+Snakemake on the config it wrote, a dry run that adds a model (a copy of A: one warning), then `--model A --baseline
+length` (it scores the baseline alone; B is left out, said first, and its files are named as not from this run), and
+that command again with `--clean` (issue 46). The bad-input tests stop before any job and live in
+tests/test_run_command.py."""
 
 from __future__ import annotations
 
@@ -42,13 +44,20 @@ class FrontDoorRun:
         return self.workdir / "results"
 
 
+BASELINE_COMMAND = ["--model", "A", "--baseline", "length", "--data", "demo", "--cores", "2"]
+
+
 @dataclass(frozen=True)
 class BaselineAdded:
-    """The same command with `--baseline length` added, after the front door's run."""
+    """`--model A --baseline length` after the front door's run (B left out), then the same with `--clean`."""
 
     run: subprocess.CompletedProcess
     before: dict[str, tuple[str, int]]
     after: dict[str, tuple[str, int]]
+    summary: str  # results/summary.md after it
+    front_page: str  # the report's front page after it
+    cleaned: subprocess.CompletedProcess
+    after_clean: dict[str, tuple[str, int]]
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -89,8 +98,12 @@ def front_door(tmp_path_factory: pytest.TempPathFactory, tiny_models: TinyModels
 @pytest.fixture(scope="module")
 def baseline_added(front_door: FrontDoorRun) -> BaselineAdded:
     before = tree_state(front_door.results)
-    run = rmeval_run(front_door.workdir, front_door.env, *COMMAND, "--baseline", "length")
-    return BaselineAdded(run, before, tree_state(front_door.results))
+    run = rmeval_run(front_door.workdir, front_door.env, *BASELINE_COMMAND)
+    after = tree_state(front_door.results)
+    summary = (front_door.results / "summary.md").read_text()
+    front_page = (front_door.workdir / ".snakemake/rmeval/report/workflow.rst").read_text()
+    cleaned = rmeval_run(front_door.workdir, front_door.env, *BASELINE_COMMAND, "--clean")
+    return BaselineAdded(run, before, after, summary, front_page, cleaned, tree_state(front_door.results))
 
 
 def test_it_writes_tables_1_to_4_and_the_config_it_ran(front_door):
@@ -148,6 +161,18 @@ def test_it_writes_the_comparisons_and_prints_headlines_ranks_and_comparisons(fr
            "results/report.html" in answer
     assert "A  --model A: local folder, config.json: LlamaForSequenceClassification, 1 label -> " \
            "sequence-classification, the CPU, fp32 (this machine)" in front_door.first.stdout
+    # issue 46, try 9: `rmeval tiny-model` folders (their card says so): the demo's line in console, summary, report
+    assert answer.startswith("These rewards come from random tiny models (A, B, built by `rmeval tiny-model`) and "
+                             "mean nothing")
+    summary = (front_door.results / "summary.md").read_text()
+    assert summary.startswith("**These rewards come from random tiny models (A, B, built by `rmeval tiny-model`)")
+    assert "These rewards come from random tiny models (A, B" in \
+        (front_door.workdir / ".snakemake/rmeval/report/workflow.rst").read_text()
+    assert "## Not from this run" not in summary  # a first run in a fresh folder: every file is its own
+    # issue 46, try 10: each headline comparison in words, with the leaderboard's digits
+    relation = "smaller than" if float(gap["difference"]) < 0 else "larger than"
+    assert (f"    A's scale-free gap is {relation} B's (difference {float(gap['difference']):.3f}, p (Holm) "
+            in answer)
 
 
 def test_the_same_command_again_does_no_work(front_door):
@@ -173,6 +198,9 @@ def test_adding_a_model_plans_only_that_models_scores_and_a_dry_run_changes_noth
     # a dry run leaves results/ as it was: its config goes to .snakemake/rmeval/
     assert tree_state(front_door.results) == before
     assert "- name: C" in (front_door.workdir / ".snakemake/rmeval/run_config.dry-run.yaml").read_text()
+    # issue 46, try 11: C is a copy of A's folder: one warning, and C is planned all the same
+    assert "rmeval run: warning: A (--model A), C (--model C) load the same folder contents: the same weights are " \
+           "scored twice (meant? then nothing is wrong)" in result.stdout.splitlines()
 
 
 def test_a_length_baseline_added_is_the_only_model_scored_and_the_answer_marks_it(front_door, baseline_added):
@@ -189,9 +217,42 @@ def test_a_length_baseline_added_is_the_only_model_scored_and_the_answer_marks_i
     row = next(row for row in leaderboard if row["model"] == "length-baseline" and row["metric"] == "scale_free_gap")
     assert row["baseline"].lower() == "true"
     assert ["length-baseline", "(baseline)", f"{float(row['value']):.3f}"] in [line[:3] for line in printed_rows(answer)]
-    compared = {(row["model_a"], row["model_b"]) for row in read_csv(front_door.results / "tables/comparisons.csv")
-                if row["metric"] == "scale_free_gap"}
-    assert compared == {("A", "B"), ("A", "length-baseline"), ("B", "length-baseline")}
     assert ["fairness", "scale_free_gap", "A", "length-baseline"] in [line[:4] for line in printed_rows(answer)]
     config = yaml.safe_load((front_door.results / "run_config.yaml").read_text())
-    assert config["models"][2] == "length-baseline" and config["reference_model"] == "A"
+    assert config["models"][1] == "length-baseline" and config["reference_model"] == "A"
+
+
+def test_a_rerun_without_b_says_so_first_and_covers_only_its_own_models(front_door, baseline_added):
+    """Issue 46, try 2: the command's models are the run's. B is left out of the leaderboard and the comparisons, and
+    the console's first lines say so, with the two ways to keep it."""
+    first = baseline_added.run.stdout.splitlines()[:3]
+    assert first[0].startswith("rmeval run: earlier models in results/ that are not in this run: B "
+                               "(results/scores/fairness/B/)")
+    assert first[2] == "  To keep B: add `--model` for it again, or `--keep` (carries the previous run's models forward)."
+    board = read_csv(front_door.results / "tables" / "leaderboard.csv")
+    assert {row["model"] for row in board} == {"A", "length-baseline"}
+    compared = {(row["model_a"], row["model_b"]) for row in read_csv(front_door.results / "tables/comparisons.csv")}
+    assert compared == {("A", "length-baseline")}
+
+
+def test_files_of_the_earlier_run_are_named_as_not_from_this_run_and_clean_moves_them(front_door, baseline_added):
+    """Issue 46, try 3: B's score folder and figures, written by the first command (its record names it), are listed
+    in the summary and on the report's front page; `--clean` moves them to results/.previous/<UTC time>/ (nothing
+    deleted), and the summary, rewritten, no longer lists them."""
+    first_command = f"`rmeval run {' '.join(COMMAND)}` (started 20"
+    section = baseline_added.summary.split("## Not from this run", 1)[1]
+    listed = [line for line in section.splitlines() if line.startswith("- `results/")]
+    assert "- `results/scores/fairness/B/`: written " in section and all(first_command in line for line in listed)
+    assert not any("length-baseline" in line or "/A/" in line for line in listed)
+    assert "Not from this run\n-----------------" in baseline_added.front_page
+    assert "* ``results/scores/fairness/B/``: written " in baseline_added.front_page
+    moved = [line for line in baseline_added.cleaned.stdout.splitlines() if line.startswith("rmeval run: --clean")]
+    previous = next((front_door.results / ".previous").iterdir())
+    assert moved == [f"rmeval run: --clean moved what this run does not write ({len(listed)} of results/'s files and "
+                     f"folders) to results/.previous/{previous.name}/ (nothing deleted)"]
+    assert (previous / "scores/fairness/B").is_dir() and not (front_door.results / "scores/fairness/B").exists()
+    gone = [path for path in baseline_added.after if path not in baseline_added.after_clean]
+    assert gone and all(any(f"results/{path}".startswith(line.split("`")[1]) for line in listed) for path in gone)
+    for path in gone:  # moved with its bytes, not deleted
+        assert baseline_added.after_clean[f".previous/{previous.name}/{path}"][0] == baseline_added.after[path][0]
+    assert "## Not from this run" not in (front_door.results / "summary.md").read_text()

@@ -82,8 +82,9 @@ def test_the_summary_judges_at_the_alpha(run: Path) -> None:
     text = out.read_text()
     p_values = read_gap(run / "table7_gap.csv").set_index("model")["perm_p_value"]
     anova = pd.read_csv(run / "table1_anova.csv").set_index("model")["q_value"]  # counted by BH q over the models
-    assert f"{int((anova < ALPHA).sum())} of {len(SHIFTS)} model(s) show a significant difference between groups at " \
-           f"alpha = 0.01 (ANOVA, Benjamini-Hochberg q-value over the models)." in text
+    unfair = int((anova < ALPHA).sum())
+    assert f"{unfair} of the {len(SHIFTS)} reward models show{'s' if unfair == 1 else ''} a significant difference " \
+           f"between groups at alpha = 0.01 (ANOVA, Benjamini-Hochberg q-value over the models)." in text
     paragraphs = {model: text.split(f"### {model}", 1)[1].split("###", 1)[0] for model in SHIFTS}
     for model, p_value in p_values.items():
         chance = ("not distinguishable from chance at alpha = 0.01" in paragraphs[model]

@@ -118,7 +118,9 @@ def test_group_means_table_and_table_formats(e2e_run):
         manifest = json.loads((e2e_run.results / "data" / f"{group}.manifest.json").read_text())
         assert entry["output"]["sha256"] == manifest["output"]["sha256"]
     note = (tables / "table1_anova.md").read_text()
-    assert "Data: arXiv metadata snapshot" in note and f"sample {provenance['sample_sha256'][:8]}" in note
+    # the demo's shipped sample is named as what it is (issue 46), not as a snapshot fetched today
+    assert "Data: the shipped demo sample (resources/demo/arxiv-sample.jsonl: arXiv listings of 2023-24" in note
+    assert "fetched" not in note and f"sample {provenance['sample_sha256'][:8]}" in note
     assert (tables / "reproduction.csv").exists() and "Reproduction" in (e2e_run.results / "summary.md").read_text()
 
 
@@ -245,10 +247,10 @@ def test_the_length_baseline_is_scored_marked_and_set_beside_the_models(e2e_run)
     gap = pd.read_csv(tables / "table7_gap.csv").set_index("model").loc[BASELINE]
     summary = (e2e_run.results / "summary.md").read_text()
     assert f"### {BASELINE} (trivial baseline, not a reward model" in summary
-    assert "2 reward model(s) (and 1 trivial baseline(s), not reward models: length-baseline)" in summary
+    assert "2 reward models and 1 trivial baseline (length-baseline) scored" in summary
     assert (f"Length alone: the length baseline {BASELINE} (reward = the number of characters of the response) "
-            f"has a scale-free gap of {gap['scale_free_gap']:.2f} SD (95% CI {gap['gap_ci_low']:.2f} to "
-            f"{gap['gap_ci_high']:.2f}") in summary
+            f"has a scale-free gap of {gap['scale_free_gap']:.3f} SD (95% CI {gap['gap_ci_low']:.3f} to "
+            f"{gap['gap_ci_high']:.3f}") in summary
     assert (e2e_run.results / "figures" / "fig_gap_forest.png").stat().st_size > 0
 
 
@@ -286,4 +288,5 @@ def test_comparisons_leaderboard_figure_and_summary(e2e_run):
     assert "## Which model is better" in summary and "**scale_free_gap**, best first:" in summary
     assert f"### Against the length baseline ({BASELINE})" in summary
     for model in (m for m in models if m != BASELINE):
-        assert f"- {model} beats {BASELINE} significantly (Holm, alpha 0.05) on: fairness " in summary
+        assert f"- {model} against {BASELINE} (Holm-adjusted p, significant below 0.05): fairness: {model}'s " \
+               "scale-free gap is " in summary

@@ -3,7 +3,8 @@
 
 A model entry whose `path` names such a folder is scored like any local folder; preflight does not ask for the
 folder (the run writes it), the weights stage waits for it, and the run summary's first line says that the
-rewards come from random weights. Light (no torch): the Snakefile imports it.
+rewards come from random weights. A folder `rmeval tiny-model` wrote by hand says so in its card (TINY_CARD): its
+model's rewards are random too, and the run says so the same way. Light (no torch): the Snakefile imports it.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rmeval.registry import ModelSpec
+
+TINY_CARD = "rmeval_tiny.json"  # what `rmeval tiny-model` writes beside the weights: they are random
 
 
 @dataclass(frozen=True)
@@ -45,3 +49,16 @@ def built_folder(spec: ModelSpec, built: Mapping[str, BuiltModel]) -> BuiltModel
 def random_models(specs: Mapping[str, ModelSpec], built: Mapping[str, BuiltModel]) -> list[str]:
     """The models (by name, in order) whose weights the run built at random."""
     return [name for name, spec in specs.items() if built_folder(spec, built) is not None]
+
+
+def recorded_random(spec: ModelSpec) -> bool:
+    """Whether `spec` loads a local folder whose card says `rmeval tiny-model` wrote it (random weights)."""
+    if not spec.path or not spec.adapter_entry.loads_model:
+        return False
+    return (Path(os.path.expanduser(spec.path)) / TINY_CARD).is_file()
+
+
+def random_weight_models(specs: Mapping[str, ModelSpec], built: Mapping[str, BuiltModel]) -> list[str]:
+    """The models whose rewards mean nothing: built at random by the run, or from a folder `rmeval tiny-model`
+    wrote (its card)."""
+    return [name for name, spec in specs.items() if built_folder(spec, built) is not None or recorded_random(spec)]

@@ -17,7 +17,7 @@ from typing import Any
 
 from rmeval.benchmarks import all_benchmarks
 from rmeval.benchmarks.catalogue import Benchmark, ScoreStage, import_target
-from rmeval.built_models import BuiltModel, built_folder, built_models, random_models
+from rmeval.built_models import BuiltModel, built_folder, built_models, random_models, random_weight_models
 from rmeval.cli_settings import settings_json
 from rmeval.errors import RmevalError
 from rmeval.preflight import Needs
@@ -183,6 +183,11 @@ class RunPlan:
     def random_models(self) -> list[str]:
         """The models whose weights this run builds at random: their rewards mean nothing."""
         return random_models(self.all_specs, self.built)
+
+    @property
+    def random_weight_models(self) -> list[str]:
+        """Every model whose rewards mean nothing: the ones this run builds, and `rmeval tiny-model` folders."""
+        return random_weight_models(self.all_specs, self.built)
 
     @property
     def skipped_outputs(self) -> dict[str, str]:

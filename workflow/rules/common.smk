@@ -180,8 +180,9 @@ def all_outputs():
     """The default target's inputs. For every enabled benchmark: its catalogued files in this run (per-model ones
     for each of their models) and every score file (rmeval.run_plan.RunPlan.targets); then the run-level files
     (run.smk) and the lock, which records them all."""
-    targets = [path for name in PLAN.benchmarks for path in PLAN.targets(name)]
-    return targets + RUN_CATALOGUE.targets() + ["results/lock.yaml"]
+    from rmeval.run_outputs.strays import own_outputs
+
+    return own_outputs(PLAN)
 
 
 def preflight_plan():

@@ -6,9 +6,13 @@
 from rmeval.run_outputs.compare.plan import ComparePlan, baseline_models
 from rmeval.run_outputs.plan import RunOutputsPlan
 from rmeval.run_outputs.report import FRONT_PAGE, write_front_page
+from rmeval.run_outputs.strays import not_from_this_run
 
+# The files in results/ an earlier run wrote and this one does not: the summary and the report name them.
+STRAYS = [stray.as_json() for stray in not_from_this_run(Path.cwd(), all_outputs())]
 RUN_OUTPUTS = RunOutputsPlan.from_config(
-    config, REPOSITORY, tuple(PLAN.random_models), PLAN.skipped_outputs, baseline_models(PLAN.all_specs)
+    config, REPOSITORY, tuple(PLAN.random_weight_models), PLAN.skipped_outputs, baseline_models(PLAN.all_specs),
+    STRAYS,
 )
 try:
     COMPARE = ComparePlan.from_run(config, PLAN)
@@ -23,6 +27,7 @@ FRONT_PAGE_FILE = write_front_page(
     REPOSITORY / "workflow" / "report",
     Path(FRONT_PAGE),
     RUN_OUTPUTS.report_skipped,
+    RUN_OUTPUTS.report_tail,
 )
 
 

@@ -166,6 +166,9 @@ class ModelComparison:
         one a higher value is better. Read by the provider and by the summary (which model a difference favours).
     reads_items: the provider reads its score jobs' input tables (the prepared items: what a pair or a problem is)
         beside the score files; rule run_compare then takes them as inputs too.
+    decimals: metric -> the decimals its values (and differences, intervals) are shown with everywhere: the console,
+        the leaderboard, the summary, the figures (`show`); the others have DECIMALS.
+    labels: metric -> its name in words (the console's and the summary's sentences); else the name itself.
     """
 
     provider: str
@@ -174,9 +177,39 @@ class ModelComparison:
     run_settings: Mapping[str, str] = field(default_factory=dict)
     lower_is_better: tuple[str, ...] = ()
     reads_items: bool = False
+    decimals: Mapping[str, int] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     def higher_is_better(self, metric: str) -> bool:
         return metric not in self.lower_is_better
+
+    def decimals_of(self, metric: str) -> int:
+        return self.decimals.get(metric, DECIMALS)
+
+    def show(self, metric: str, value: float | str | None) -> str:
+        """One spelling of a value of `metric` (or a difference of two): its decimals; "-" when there is none."""
+        return show_value(value, self.decimals_of(metric))
+
+    def label_of(self, metric: str) -> str:
+        return self.labels.get(metric, metric)
+
+
+DECIMALS = 2  # a compared metric's decimals unless its catalogue says otherwise (percentages: 85.71)
+
+
+def show_value(value: float | str | None, decimals: int) -> str:
+    """`value` with `decimals` decimals ("-" when empty or not a number; "inf" / "-inf" as such)."""
+    import math
+
+    try:
+        number = float(value) if value not in (None, "") else math.nan
+    except (TypeError, ValueError):
+        return "-"
+    if math.isnan(number):
+        return "-"
+    if math.isinf(number):
+        return "inf" if number > 0 else "-inf"
+    return f"{number:.{decimals}f}"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rmeval.benchmarks.catalogue import Benchmark, Output
 from rmeval.run_outputs.catalogue import RUN
+from rmeval.run_outputs.compare.words import show_p
 
 LEADERBOARD = RUN.get("leaderboard").path
 COMPARISONS = RUN.get("comparisons").path
@@ -39,6 +40,8 @@ class AnswerInputs:
     models: Sequence[str]
     configfile: str
     snakemake: str
+    random_models: Sequence[str] = ()  # models whose rewards mean nothing (random tiny weights)
+    strays: int = 0  # files in results/ not from this run (the summary lists them)
 
 
 # ----------------------------------------------------------------------------- reading
@@ -80,13 +83,6 @@ def show_interval(low: str | None, high: str | None, decimals: int) -> str:
     return f"[{show_number(low, decimals)}, {show_number(high, decimals)}]"
 
 
-def show_p(text: str | None) -> str:
-    value = number(text)
-    if value is None:
-        return "-"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
-
-
 def render(headers: Sequence[str], rows: Iterable[Sequence[str]], right: Sequence[bool]) -> list[str]:
     """A plain-text table: columns two spaces apart, numbers right-aligned."""
     rows = [list(map(str, row)) for row in rows]
@@ -113,18 +109,34 @@ def _direction(bench: Benchmark | None, metric: str) -> str:
     return " (higher is better)" if bench.compare.higher_is_better(metric) else " (lower is better)"
 
 
+def metric_decimals(bench: Benchmark | None, metric: str, value: str | None) -> int:
+    """The decimals the metric's catalogue gives it (as the leaderboard and the summary show it); a benchmark that
+    declares no comparison: by the value's size."""
+    return bench.compare.decimals_of(metric) if bench is not None and bench.compare is not None \
+        else decimals_for(value)
+
+
+def _partial_mark(row: Mapping[str, str]) -> str:
+    note = str(row.get("note") or "")
+    return f" {note.split(' ', 1)[0]}" if note else ""
+
+
 def leaderboard_lines(rows: list[dict[str, str]], inputs: AnswerInputs) -> list[str]:
     benchmarks = {bench.name: bench for bench in inputs.benchmarks}
-    lines = [f"Headlines with 95% intervals and ranks ({LEADERBOARD}; a rank interval holds for all models at once)"]
+    lines = [f"Headlines with 95% intervals and ranks ({LEADERBOARD}; best first; a rank interval holds for all "
+             "models at once)"]
     for (name, metric), group in _grouped(rows, ("benchmark", "metric")).items():
         bench = benchmarks.get(name)
         lines.append(f"{INDENT}{bench.title if bench else name}: {metric}{_direction(bench, metric)}")
-        body = [[_labelled(row), show_number(row.get("value")),
-                 show_interval(row.get("ci_low"), row.get("ci_high"), decimals_for(row.get("value"))),
+        decimals = metric_decimals(bench, metric, group[0].get("value"))
+        body = [[_labelled(row), show_number(row.get("value"), decimals) + _partial_mark(row),
+                 show_interval(row.get("ci_low"), row.get("ci_high"), decimals),
                  str(row.get("rank") or "-"), _rank_interval(row), str(row.get("tied_with") or "")]
                 for row in sorted(group, key=_rank_order)]
         lines += render(["model", "value", "95% CI", "rank", "rank CI", "tied with"], body,
                         [False, True, True, True, True, False])
+        lines += [f"{INDENT * 2}{note}" for note in dict.fromkeys(str(row.get("note")) for row in group
+                                                                   if row.get("note"))]
     ranked = {row.get("benchmark", "") for row in rows}
     for bench in inputs.benchmarks:
         if bench.name not in ranked:
@@ -154,18 +166,30 @@ def _grouped(rows: Iterable[dict[str, str]], keys: Sequence[str]) -> dict[tuple[
 
 
 # ----------------------------------------------------------------------------- comparisons
-def comparison_lines(rows: list[dict[str, str]], metrics: set[tuple[str, str]]) -> list[str]:
-    """The comparisons of the headline metrics (benchmark, metric); the others are counted."""
+def comparison_lines(rows: list[dict[str, str]], metrics: set[tuple[str, str]],
+                     benchmarks: Sequence[Benchmark] = ()) -> list[str]:
+    """The comparisons of the headline metrics (benchmark, metric), each then in words; the others are counted."""
+    from rmeval.run_outputs.compare.words import reading
+
+    by_name = {bench.name: bench for bench in benchmarks}
     shown = [row for row in rows if (row.get("benchmark", ""), row.get("metric", "")) in metrics]
     lines = [f"Comparisons of the headline metrics ({COMPARISONS}; difference = a - b, p adjusted by Holm within "
              "each benchmark, q by Benjamini-Hochberg)"]
-    body = [[row.get("benchmark", ""), row.get("metric", ""), row.get("model_a", ""), row.get("model_b", ""),
-             show_number(row.get("difference")),
-             show_interval(row.get("ci_low"), row.get("ci_high"), decimals_for(row.get("difference"))),
-             show_p(row.get("p_adjusted")), show_p(row.get("q_value")), row.get("test", "")] for row in shown]
+    body = []
+    for row in shown:
+        decimals = metric_decimals(by_name.get(row.get("benchmark", "")), row.get("metric", ""), row.get("difference"))
+        body.append([row.get("benchmark", ""), row.get("metric", ""), row.get("model_a", ""), row.get("model_b", ""),
+                     show_number(row.get("difference"), decimals),
+                     show_interval(row.get("ci_low"), row.get("ci_high"), decimals),
+                     show_p(row.get("p_adjusted")), show_p(row.get("q_value")), row.get("test", "")])
     if body:
         lines += render(["benchmark", "metric", "a", "b", "a - b", "95% CI", "p (Holm)", "q", "test"], body,
                         [False, False, False, False, True, True, True, True, False])
+        for row in shown:
+            bench = by_name.get(row.get("benchmark", ""))
+            lines.append(f"{INDENT * 2}" + reading(bench.compare if bench else None, row.get("metric", ""),
+                                                    row.get("model_a", ""), row.get("model_b", ""),
+                                                    row.get("difference"), row.get("p_adjusted")))
     else:
         lines.append(f"{INDENT * 2}none of the headline metrics is among them")
     if len(rows) > len(shown):
@@ -207,17 +231,24 @@ def files_lines(inputs: AnswerInputs) -> list[str]:
         rows.append((Path(path).stem, path if (inputs.root / path).is_file() else f"absent ({path})"))
     rows.append(("report", f"{inputs.snakemake} --report results/report.html"))
     rows.append(("config", f"{inputs.configfile}  (rerun or edit it: its first lines say how)"))
+    if inputs.strays:
+        some = "file or folder" if inputs.strays == 1 else "files or folders"
+        rows.append(("not ours", f"{inputs.strays} {some} in results/ from earlier runs, listed in the summary; "
+                                 "`rmeval run ... --clean` moves them to results/.previous/"))
     width = max(len(label) for label, _ in rows)
     return ["Files", *(f"{INDENT}{label:<{width}}  {text}" for label, text in rows)]
 
 
 # ----------------------------------------------------------------------------- the whole answer
 def answer(inputs: AnswerInputs) -> str:
+    from rmeval.run_outputs.summary import random_models_notice
+
+    lines = [random_models_notice(inputs.random_models, strong=""), ""] if inputs.random_models else []
     leaderboard = read_rows(inputs.root / LEADERBOARD)
     if leaderboard is None:
-        lines = [f"No headlines: {LEADERBOARD} is absent (`rmeval compare` writes it; rule run_compare)."]
+        lines.append(f"No headlines: {LEADERBOARD} is absent (`rmeval compare` writes it; rule run_compare).")
     else:
-        lines = leaderboard_lines(leaderboard, inputs)
+        lines += leaderboard_lines(leaderboard, inputs)
     lines.append("")
     if len(inputs.models) < 2:
         lines.append("One model: nothing to compare (give a second --model, or --baseline length).")
@@ -227,7 +258,7 @@ def answer(inputs: AnswerInputs) -> str:
             lines.append(f"No comparisons: {COMPARISONS} is absent (`rmeval compare` writes it; rule run_compare).")
         else:
             metrics = {(row.get("benchmark", ""), row.get("metric", "")) for row in leaderboard or []}
-            lines += comparison_lines(comparisons, metrics)
+            lines += comparison_lines(comparisons, metrics, inputs.benchmarks)
     lines.append("")
     lines += files_lines(inputs)
     return "\n".join(lines)

@@ -13,6 +13,8 @@ from typing import Any
 RUN_CONFIG = "results/run_config.yaml"
 # A dry run changes nothing in results/: its config goes beside Snakemake's own records.
 DRY_RUN_CONFIG = ".snakemake/rmeval/run_config.dry-run.yaml"
+# A refused run (a check stopped it before any job) keeps the config it would have run there too.
+REFUSED_CONFIG = ".snakemake/rmeval/run_config.refused.yaml"
 PROFILES = "profiles"
 DEFAULT_PROFILE = "default"  # what plain `snakemake` reads by itself
 
@@ -84,12 +86,14 @@ def config_text(config: dict[str, Any], launch: Launch, argv: list[str]) -> str:
     return "\n".join(header) + "\n" + yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)
 
 
-def write_config(text: str, launch: Launch) -> Path:
-    """Write the config where the run reads it; an unchanged config keeps its file as it was."""
+def write_config(text: str, launch: Launch, where: str | None = None) -> tuple[Path, bool]:
+    """Write the config where the run reads it (or at `where`); an unchanged config keeps its file as it was. The
+    path, and whether it was written."""
     from rmeval.io.atomic import write_text_atomic
 
-    path = launch.workdir / launch.configfile
-    if not (path.is_file() and path.read_text(encoding="utf-8") == text):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(text, path)
-    return path
+    path = launch.workdir / (where or launch.configfile)
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return path, False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(text, path)
+    return path, True

@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rmeval.built_models import TINY_CARD
 from rmeval.errors import RmevalError
 from rmeval.hub import LOCAL_PREFIXES
 from rmeval.registry import DEFAULT_ADAPTER, ModelSpec, entry_defaults, valid_model_name
@@ -30,6 +31,7 @@ from rmeval.registry import DEFAULT_ADAPTER, ModelSpec, entry_defaults, valid_mo
 # An "org/name" hub id (a bare name is a registry name or a folder; two slashes are a path).
 HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+")
 CLASSIFIER_SUFFIX = "ForSequenceClassification"
+CAUSAL_SUFFIX = "ForCausalLM"
 # Memory of a scoring job of a local folder: the weights twice over (a bf16 checkpoint in fp32 on a CPU) and room
 # for activations, at least this much (MB).
 MEMORY_FLOOR_MB = 2000
@@ -102,19 +104,34 @@ class HubAccess:
 
 @dataclass
 class Registry:
-    """The registry the run names (`registry:`): its specs, and its entries as written (for a `--name` copy)."""
+    """The registry the run names: the shipped one (`registry:`) plus, with `--set registry=FILE`, the user's
+    entries (`added`); its specs, and its entries as written (for a `--name` copy, and to inline the user's
+    entries: the config keeps the shipped registry, so that every rule reads the entries it knew)."""
 
     path: Path
     specs: Mapping[str, ModelSpec]
     written: Mapping[str, Any] = field(default_factory=dict)
+    added: Path | None = None  # the user's registry file, whose entries are written inline
+    added_names: frozenset[str] = frozenset()
 
     @classmethod
-    def load(cls, path: Path) -> Registry:
+    def load(cls, path: Path, added: Path | None = None) -> Registry:
+        """The registry at `path`, plus the entries of `added` (a name in both is an error naming both files)."""
         from rmeval.io.yaml_io import load_yaml
         from rmeval.registry import load_registry
 
-        specs = load_registry(path)
-        return cls(path, specs, (load_yaml(path.read_text(encoding="utf-8")) or {})["models"])
+        specs = dict(load_registry(path))
+        written = dict((load_yaml(path.read_text(encoding="utf-8")) or {})["models"])
+        if added is None or added.resolve() == path.resolve():
+            return cls(path, specs, written)
+        extra = load_registry(added)
+        clash = sorted(set(extra) & set(specs))
+        if clash:
+            raise RmevalError(f"{added}: {', '.join(clash)} {'is' if len(clash) == 1 else 'are'} also in the shipped "
+                              f"registry {path}; give {'it' if len(clash) == 1 else 'them'} another name in {added} "
+                              "(`--set registry=FILE` adds its entries to the shipped ones)")
+        extra_written = (load_yaml(added.read_text(encoding="utf-8")) or {})["models"]
+        return cls(path, {**specs, **extra}, {**written, **extra_written}, added, frozenset(extra))
 
     def named_by_path(self, hub_id: str) -> list[str]:
         return [name for name, spec in self.specs.items() if spec.path == hub_id]
@@ -156,11 +173,16 @@ def adapter_of(config: Mapping[str, Any], given: str, name: str, path: str, regi
         return DEFAULT_ADAPTER
     found = (f"{'/'.join(architectures)} with {labels_of(config)} labels" if classifier
              else "/".join(architectures) or "no `architectures`")
+    # A causal LM is read at one vocabulary logit (`first-token-logit`); anything else by the classifier's first
+    # label (what `sequence-classification` reads, rmeval.models.hf). Both load as written, with no options.
+    suggested = "first-token-logit" if any(item.endswith(CAUSAL_SUFFIX) for item in architectures) else DEFAULT_ADAPTER
+    snippet = f"models: {{{name}: {{path: {json.dumps(path)}, adapter: {suggested}}}}}"
     raise RmevalError(
         f"{given}: its config.json names {found}, not a *{CLASSIFIER_SUFFIX} with one label, so rmeval cannot tell "
-        f"which adapter scores it; write its entry `{name}: {{path: {path}, adapter: <one of "
-        f"{', '.join(sorted(ADAPTERS))}>, options: {{...}}}}` in a registry file and pass `--set registry=FILE "
-        f"--model {name}` (the keys: README \"Adding a reward model\", `rmeval models`; {registry.path} holds examples)")
+        f"which adapter scores it; write a registry file holding `{snippet}` (check that {suggested} reads what the "
+        f"model card scores; other adapters: {', '.join(sorted(ADAPTERS))}) and run `rmeval run --set "
+        f"registry=FILE --model {name}` (its entries are added to the shipped ones; the keys: README \"Adding a "
+        f"reward model\", `rmeval models`; {registry.path} holds examples)")
 
 
 def _memory_mb(folder: Path) -> int:
@@ -198,9 +220,10 @@ def _from_registry(arg: ModelArg, registry_name: str, registry: Registry, hub: H
         _check_hub_model(given, f"the registry's {registry_name} ({spec.path})", spec.path, spec.revision, hub)
     name = _name(arg, registry_name)
     entry: str | dict[str, Any] = registry_name
-    if name != registry_name:
+    if name != registry_name or registry_name in registry.added_names:  # a copy, or an entry the config inlines
         entry = {**registry.written[registry_name], "name": name}
-    return Resolved(name, entry, given, f"the registry's {registry_name} ({spec.adapter}, {spec.path})")
+    whose = f"{registry.added}'s" if registry_name in registry.added_names else "the registry's"
+    return Resolved(name, entry, given, f"{whose} {registry_name} ({spec.adapter}, {spec.path})")
 
 
 def _check_hub_model(given: str, subject: str, path: str, revision: str | None, hub: HubAccess) -> None:
@@ -358,3 +381,63 @@ def with_engine(resolved: list[Resolved], engine: str | None, registry: Registry
                      if line.startswith("engine:")]
         out.append(replace(model, entry=entry, how=f"{model.how}, engine {engine}"))
     return out, problems
+
+
+# ----------------------------------------------------------------------------- the same weights twice
+FINGERPRINT_CHUNK = 1 << 20  # bytes read at each end of a weight file
+
+
+def weights_fingerprint(folder: Path) -> str:
+    """The folder's weights, told apart without reading them whole: every file's name and size, the JSON files'
+    bytes and each weight file's first and last MiB (two checkpoints of one architecture share sizes and config,
+    never their last tensors' bytes)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for item in sorted(folder.iterdir()):
+        if not item.is_file():
+            continue
+        size = item.stat().st_size
+        digest.update(f"{item.name}:{size}\n".encode())
+        if item.suffix == ".json" and item.name != TINY_CARD:
+            digest.update(item.read_bytes())
+        elif item.suffix in WEIGHT_SUFFIXES:
+            with item.open("rb") as handle:
+                digest.update(handle.read(FINGERPRINT_CHUNK))
+                handle.seek(max(0, size - FINGERPRINT_CHUNK))
+                digest.update(handle.read(FINGERPRINT_CHUNK))
+    return digest.hexdigest()
+
+
+def _weights_key(model: Resolved, registry: Registry) -> tuple[str, ...] | None:
+    """What identifies a model's weights: a local folder's fingerprint, or a hub id at its revision; None for a
+    baseline or an endpoint (no weights of its own)."""
+    from rmeval.hub import looks_local
+    from rmeval.registry import resolve_models
+
+    try:
+        spec = resolve_models([model.entry], dict(registry.specs))[0]
+    except RmevalError:  # an entry the checks name anyway (a kept one that no longer resolves)
+        return None
+    if not spec.adapter_entry.loads_model or spec.adapter_entry.remote:
+        return None
+    folder = Path(spec.path).expanduser()
+    if looks_local(spec.path) or folder.is_dir():
+        return ("folder", weights_fingerprint(folder)) if folder.is_dir() else None
+    return ("hub", spec.path, spec.revision or "main")
+
+
+def same_weights(resolved: Sequence[Resolved], registry: Registry) -> list[str]:
+    """One warning line per set of models that load the same weights (the user may mean it: a renamed copy)."""
+    by_key: dict[tuple[str, ...], list[Resolved]] = {}
+    for model in resolved:
+        key = _weights_key(model, registry)
+        if key is not None:
+            by_key.setdefault(key, []).append(model)
+    lines = []
+    for key, models in by_key.items():
+        if len(models) > 1:
+            what = "the same folder contents" if key[0] == "folder" else f"the hub's {key[1]} at {key[2]}"
+            lines.append(f"{', '.join(f'{m.name} ({m.given})' for m in models)} load {what}: the same weights are "
+                         "scored twice (meant? then nothing is wrong)")
+    return lines

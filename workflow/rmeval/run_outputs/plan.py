@@ -8,7 +8,7 @@ benchmark's `run_settings` read from the config. Light on purpose (no pandas): t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,20 +33,35 @@ class RunOutputsPlan:
     report_skipped: Mapping[str, str]  # the files the run does not write, stem -> why: the front page's last part
     random_models: tuple[str, ...] = ()  # models with random weights (`tiny_models`): the summary says so first
     baselines: Mapping[str, str] = field(default_factory=dict)  # trivial baselines -> kind: "Which model is better"
+    # files in results/ this run did not write (rmeval.run_outputs.strays): named in the summary and the report
+    strays: tuple[Mapping[str, str], ...] = ()
+
+    @property
+    def report_tail(self) -> str:
+        """The report front page's last section: the files in results/ not from this run ("" when none)."""
+        from rmeval.run_outputs.strays import rst_section
+
+        return rst_section(self.strays) if self.strays else ""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], repository: Path, random_models: tuple[str, ...] = (),
                     skipped: Mapping[str, str] | None = None,
-                    baselines: Mapping[str, str] | None = None) -> RunOutputsPlan:
+                    baselines: Mapping[str, str] | None = None,
+                    strays: Sequence[Mapping[str, str]] = ()) -> RunOutputsPlan:
         """`skipped`: the files the run does not write (a figure with nothing to show), stem -> why, for the
         report's front page (rmeval.run_plan.RunPlan.skipped_outputs); `baselines`: the trivial baselines among the
-        models and their kind (rmeval.run_outputs.compare.plan.baseline_models)."""
+        models and their kind (rmeval.run_outputs.compare.plan.baseline_models); `strays`: the files in results/
+        this run did not write (rmeval.run_outputs.strays.not_from_this_run, as JSON)."""
         benchmarks = tuple(bench for bench in all_benchmarks() if bench.enabled(config))
         options = {bench.name: {option: config_value(config, key) for option, key in bench.run_settings.items()}
                    for bench in benchmarks if bench.run_settings}
+        from rmeval.run_outputs.summary import random_models_notice
+
         sections = report_sections(config, repository / "workflow" / "report", skipped or {})
+        if random_models:  # the report's first words, as the summary's
+            sections.insert(0, random_models_notice(random_models, code=""))  # rst nests no markup in bold
         return cls(benchmarks, float(config_value(config, ALPHA_KEY)), options, repository, tuple(sections),
-                   dict(skipped or {}), tuple(random_models), dict(baselines or {}))
+                   dict(skipped or {}), tuple(random_models), dict(baselines or {}), tuple(strays))
 
     def _with(self, provider: str) -> list[Benchmark]:
         return [bench for bench in self.benchmarks if getattr(bench, provider) is not None]
@@ -93,4 +108,5 @@ class RunOutputsPlan:
         random = {"random_models": list(self.random_models)} if self.random_models else {}
         baselines = {"baseline_models": [f"{model}={kind}" for model, kind in self.baselines.items()]} \
             if self.baselines else {}
-        return self._settings("summary_section", **random, **baselines)
+        strays = {"not_from_this_run": [dict(stray) for stray in self.strays]} if self.strays else {}
+        return self._settings("summary_section", **random, **baselines, **strays)

@@ -25,23 +25,26 @@ SKIPPED_MARK = "{# NOT IN THIS REPORT #}"
 FRONT_PAGE = ".snakemake/rmeval/report/workflow.rst"
 
 
-def front_page(sections: Sequence[str], report_dir: Path, skipped: Mapping[str, str] | None = None) -> str:
+def front_page(sections: Sequence[str], report_dir: Path, skipped: Mapping[str, str] | None = None,
+               tail: str = "") -> str:
     """PAGE with the sections (rendered) where its SECTIONS_MARK line is, one blank line apart, and the files this
-    run left out (`skipped_section`) where its SKIPPED_MARK line is, at the end."""
+    run left out (`skipped_section`) where its SKIPPED_MARK line is, at the end, then `tail` (the files in results/
+    not from this run: rmeval.run_outputs.strays.rst_section)."""
     page = (report_dir / PAGE).read_text(encoding="utf-8")
     for mark, what in ((SECTIONS_MARK, "the benchmarks' sections"), (SKIPPED_MARK, "the files left out")):
         if mark not in page:
             raise RmevalError(f"{report_dir / PAGE}: no {mark} line for {what}")
     page = page.replace(SECTIONS_MARK, "\n\n".join(sections))
-    return page.replace(SKIPPED_MARK, skipped_section(skipped) if skipped else "").rstrip("\n") + "\n"
+    last = "\n\n".join(part for part in (skipped_section(skipped) if skipped else "", tail) if part)
+    return page.replace(SKIPPED_MARK, last).rstrip("\n") + "\n"
 
 
 def write_front_page(sections: Sequence[str], report_dir: Path, path: Path,
-                     skipped: Mapping[str, str] | None = None) -> Path:
+                     skipped: Mapping[str, str] | None = None, tail: str = "") -> Path:
     """The composed page at `path` (absolute, for `report:`), written only when its text changes."""
     from rmeval.io.atomic import write_text_atomic
 
-    text = front_page(sections, report_dir, skipped)
+    text = front_page(sections, report_dir, skipped, tail)
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(text, path)

@@ -9,6 +9,7 @@ comparisons and leaderboard.
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,10 +19,13 @@ from rmeval.run_outputs.catalogue import RUN
 from rmeval.run_outputs.context import add_arguments, contexts
 
 
-def random_models_notice(models: Sequence[str]) -> str:
-    """The summary's first line when rewards come from random tiny models (config `tiny_models`, the demo)."""
-    return (f"**These rewards come from random tiny models ({', '.join(models)}, built by `rmeval tiny-model`) and "
-            f"mean nothing:** this run shows what the workflow writes, not anything about reward models.")
+def random_models_notice(models: Sequence[str], code: str = "`", strong: str = "**") -> str:
+    """The line that says the rewards come from random tiny models (config `tiny_models`, the demo, or a folder
+    `rmeval tiny-model` wrote): the summary's first line (Markdown), the report's (reStructuredText: code "", as rst nests no markup in bold) and
+    the console's (plain: strong "")."""
+    return (f"{strong}These rewards come from random tiny models ({', '.join(models)}, built by {code}rmeval "
+            f"tiny-model{code}) and mean nothing:{strong} this run shows what the workflow writes, not anything about "
+            "reward models.")
 
 
 def compose(sections: Sequence[str], random_models: Sequence[str] = ()) -> str:
@@ -43,6 +47,11 @@ def which_is_better(root: Path, names: Sequence[str], alpha: float, baselines: d
                    baselines)
 
 
+def _json(value: str | dict[str, str]) -> object:
+    """A JSON list given as a flag; each of its objects as the rule's `--settings` gives them (already parsed)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from rmeval.cli_settings import add_settings_argument
 
@@ -55,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="models whose weights are random (config `tiny_models`): the first line says so")
     parser.add_argument("--baseline-models", nargs="*", default=[], metavar="MODEL=KIND",
                         help="the trivial baselines among the models (registry adapter `baseline`) and their kind")
+    parser.add_argument("--not-from-this-run", type=_json, default=[], metavar="JSON",
+                        help="the files in results/ this run did not write, as a JSON list of {path, written, run} "
+                             "(rmeval.run_outputs.strays): the last section names them")
     add_settings_argument(parser)
     return parser
 
@@ -71,6 +83,10 @@ def main(argv: list[str]) -> int:
     sections = [import_target(bench.summary_section)(context) for bench, context in chosen]
     better = which_is_better(args.root, args.benchmarks, args.alpha, baseline_kinds(args.baseline_models))
     sections += [better] if better else []
+    if args.not_from_this_run:
+        from rmeval.run_outputs.strays import markdown_section
+
+        sections.append(markdown_section(args.not_from_this_run))
     out = args.out or args.root / RUN.get("summary").path
     write_text_atomic(compose(sections, args.random_models), out)
     print(f"rmeval run-summary: wrote {out} ({', '.join(bench.name for bench, _ in chosen)})")

@@ -15,6 +15,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from rmeval.built_models import TINY_CARD
+
 BOS = "<|begin_of_text|>"
 EOS = "<|end_of_text|>"
 PAD = "<|pad|>"
@@ -114,7 +116,7 @@ def build_tiny_model(outdir: str | Path, seed: int = 0, kind: str = "classifier"
     card = {"rmeval_tiny_model": {"seed": seed, "kind": kind, "corpus": "rmeval/data/tiny_corpus.txt"}}
     if head_dim != HEAD_DIM:
         card["rmeval_tiny_model"]["head_dim"] = head_dim
-    (outdir / "rmeval_tiny.json").write_text(json.dumps(card, indent=2) + "\n")
+    (outdir / TINY_CARD).write_text(json.dumps(card, indent=2) + "\n")
     return outdir
 
 

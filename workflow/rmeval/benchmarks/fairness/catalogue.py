@@ -193,7 +193,9 @@ BENCHMARK = Benchmark(
     compare=ModelComparison(provider="rmeval.benchmarks.fairness.compare:comparison_part",
                             claims="rmeval.benchmarks.fairness.compare:claims", claims_inputs=("capability",),
                             run_settings={"groups": "groups"},  # config order: a model's gap interval is Table 7's
-                            lower_is_better=("scale_free_gap", "cohens_f")),
+                            lower_is_better=("scale_free_gap", "cohens_f"),
+                            decimals={"scale_free_gap": 3, "cohens_f": 3},
+                            labels={"scale_free_gap": "scale-free gap", "cohens_f": "Cohen's f"}),
     # `rmeval run`: the config it writes for this benchmark (run_preset.py)
     run_preset=RunPreset(
         sections="rmeval.benchmarks.fairness.run_preset:sections",

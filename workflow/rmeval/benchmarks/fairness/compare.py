@@ -33,7 +33,11 @@ METHOD = ("Two models on the papers both scored (paired by id). Scale-free gap (
           "papers; they keep their level whether both models are fair, share a pattern or have mirrored ones, where "
           "a paired permutation test or a percentile bootstrap does not. A model's own gap interval is Table 7's "
           "(simultaneous Games-Howell lower bound, inverted parametric-bootstrap test of the range above). Cohen's f = sqrt(SS_between / SS_within): each model's noncentral-F interval (Steiger 2004), "
-          "the difference's the conservative (Bonferroni) combination of the two.")
+          "the difference's the conservative (Bonferroni) combination of the two. The interval of a difference of "
+          "two gaps can be wider than the two models' own intervals suggest: it holds simultaneously over every pair "
+          "of groups (either model's largest gap may come from another pair in a resample) and at the least "
+          "favourable null (moment selection keeps the level whichever group pairs bind), so it is not the "
+          "difference of the two single intervals.")
 
 
 @dataclass(frozen=True)
@@ -159,8 +163,8 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
     loaded, groups, notes = _load(context)
     fairness = Fairness(loaded, groups)
     full = fairness.full
-    metrics = (Metric(GAP, "scale-free gap (SD)", spec.higher_is_better(GAP), True, 3),
-               Metric(COHENS_F, "Cohen's f", spec.higher_is_better(COHENS_F), True, 3))
+    metrics = (Metric(GAP, "scale-free gap (SD)", spec.higher_is_better(GAP), True, spec.decimals_of(GAP)),
+               Metric(COHENS_F, "Cohen's f", spec.higher_is_better(COHENS_F), True, spec.decimals_of(COHENS_F)))
     estimates: dict[tuple[str, str], Interval] = {}
     for item in loaded:
         gap, f = full(item.model)

@@ -31,6 +31,14 @@ REQUIRED = ("table1_anova", "table5_robust_anova", "table6_games_howell", "table
 # The run's reproduction table (rmeval.run_outputs): its verdicts are counted in "Across models" when it exists.
 REPRODUCTION = RUN.get("reproduction")
 
+GAP = "scale_free_gap"
+
+
+def _gap(value: Any) -> str:
+    """A scale-free gap (or its bound) as the console, the leaderboard and the figures show it (the catalogue's)."""
+    assert BENCHMARK.compare is not None
+    return BENCHMARK.compare.show(GAP, value)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rmeval fairness-summary", description=__doc__)
@@ -180,10 +188,10 @@ def _gap_sentence(gap: Any, robust: Any, alpha: float, permutations: int | None)
     """The largest gap against what noise alone gives: a gap whose permutation p >= alpha is not called a size."""
     observed = gap["scale_free_gap"]
     null = gap.get("null_max_gap")
-    null_text = (f"; noise alone gives {null:.2f} on average at these group sizes"
+    null_text = (f"; noise alone gives {_gap(null)} on average at these group sizes"
                  if null is not None and not pd_isna(null) else "")
-    text = (f"**How large:** {_label(gap['max_group'])} over {_label(gap['min_group'])} by {observed:.2f} "
-            f"within-group SDs (95% CI {gap['gap_ci_low']:.2f} to {gap['gap_ci_high']:.2f}{null_text}; "
+    text = (f"**How large:** {_label(gap['max_group'])} over {_label(gap['min_group'])} by {_gap(observed)} "
+            f"within-group SDs (95% CI {_gap(gap['gap_ci_low'])} to {_gap(gap['gap_ci_high'])}{null_text}; "
             f"permutation {_perm_p(gap['perm_p_value'], permutations)}), ")
     chance = gap["perm_p_value"] >= alpha
     excludes_zero = gap["gap_ci_low"] > 0.0
@@ -244,7 +252,7 @@ def length_alone_lines(tables: dict[str, Any], baselines: dict[str, Any]) -> lis
         row = _row(gaps, model)
         if pd_isna(row["scale_free_gap"]):
             return f"{model} undefined"
-        return f"{model} {row['scale_free_gap']:.2f} ({row['gap_ci_low']:.2f} to {row['gap_ci_high']:.2f})"
+        return f"{model} {_gap(row['scale_free_gap'])} ({_gap(row['gap_ci_low'])} to {_gap(row['gap_ci_high'])})"
 
     for model, rule in baselines.items():
         if rule.get("kind") != "length" or model not in set(gaps["model"]):
@@ -257,7 +265,7 @@ def length_alone_lines(tables: dict[str, Any], baselines: dict[str, Any]) -> lis
             "; no reward model ran beside it")
         lines.append(
             f"- Length alone: the length baseline {model} ({rule['rule']}) has a scale-free gap of "
-            f"{row['scale_free_gap']:.2f} SD (95% CI {row['gap_ci_low']:.2f} to {row['gap_ci_high']:.2f}; "
+            f"{_gap(row['scale_free_gap'])} SD (95% CI {_gap(row['gap_ci_low'])} to {_gap(row['gap_ci_high'])}; "
             f"{_label(row['max_group'])} over {_label(row['min_group'])}){beside}. A model's gap near this one may "
             "come from the responses' lengths rather than their groups (Table 8 adjusts each model for length).")
     return lines
@@ -331,7 +339,18 @@ def reproduction_line(tables: dict[str, Any]) -> str | None:
     return text + " (rules in reproduction.md)."
 
 
-def calibration_line(tables: dict[str, Any], alpha: float) -> str | None:
+def counted(names: list[str], baselines: Mapping[str, Any]) -> str:
+    """"2 reward models and 1 trivial baseline (length-baseline)": real models apart from baselines, every count
+    of the summary in the same words."""
+    real = [name for name in names if name not in baselines]
+    base = [name for name in names if name in baselines]
+    text = f"{len(real)} reward model{'' if len(real) == 1 else 's'}"
+    if base:
+        text += f" and {len(base)} trivial baseline{'' if len(base) == 1 else 's'} ({', '.join(base)})"
+    return text
+
+
+def calibration_line(tables: dict[str, Any], alpha: float, baselines: Mapping[str, Any] | None = None) -> str | None:
     """One sentence from calibration.csv: did the ANOVA hold its level on shuffled labels, and how often did it find
     a gap of the paper's size (else of the run's MDE)?"""
     frame = tables.get("calibration")
@@ -341,17 +360,17 @@ def calibration_line(tables: dict[str, Any], alpha: float) -> str | None:
     if rows.empty:
         return "- Calibration: no model could be calibrated (calibration.csv says why)."
 
-    def pooled(scenario: str) -> tuple[float, int]:
+    def pooled(scenario: str) -> tuple[float, list[str]]:
         chosen = rows[rows["scenario"] == scenario]
         trials = int(chosen["replicates"].sum())
         return (float((chosen["rejection_rate"] * chosen["replicates"]).sum()) / trials if trials else math.nan,
-                len(chosen))
+                list(dict.fromkeys(chosen["model"])))
 
     size, models = pooled("shuffled")
     held = "held" if abs(size - alpha) <= 2.0 * math.sqrt(alpha * (1 - alpha) / rows[rows["scenario"] == "shuffled"][
         "replicates"].sum()) + 1e-12 else "did not hold"
     text = (f"- Calibration: at this sample size the ANOVA {held} its {100 * alpha:g}% level on shuffled labels "
-            f"({100 * size:.1f}% over {models} model(s))")
+            f"({100 * size:.1f}% over {counted(models, baselines or {})})")
     paper, _ = pooled("paper_nmgd")
     mde, _ = pooled("mde")
     coverage = rows["coverage"].mean()
@@ -418,7 +437,7 @@ def cross_model_lines(tables: dict[str, Any], record: dict[str, Any], alpha: flo
         from rmeval.benchmarks.fairness.capability import claim_from_table, claim_sentence
 
         lines.append(claim_sentence(claim_from_table(capability)))
-    calibration = calibration_line(tables, alpha)
+    calibration = calibration_line(tables, alpha, record.get("baselines") or {})
     if calibration:
         lines.append(calibration)
     reproduction = reproduction_line(tables)
@@ -490,16 +509,15 @@ def render(tables: dict[str, Any], record: dict[str, Any], alpha: float, corpus:
     # counted by the Benjamini-Hochberg q-value over the models, so that M models do not give M chances
     q_column = "q_value" if "q_value" in tables["table1_anova"].columns else "p_value"
     unfair = [m for m in models if _row(tables["table1_anova"], m)[q_column] < alpha]
-    shown = [m for m in everyone if m in baselines]
-    with_baselines = (f" (and {len(shown)} trivial baseline(s), not reward models: {', '.join(shown)})"
-                      if shown else "")
+
     lines = [
         "# Group fairness of reward models: summary",
         "",
-        f"{len(models)} reward model(s){with_baselines} scored {_data_words(corpus)} from {len(groups)} groups "
+        f"{counted(everyone, baselines)} scored {_data_words(corpus)} from {len(groups)} groups "
         f"(n per group: {sizes}). "
         "A fair model gives the same mean reward to every group. "
-        + (f"{len(unfair)} of {len(models)} model(s) show a significant difference between groups at alpha = "
+        + (f"{len(unfair)} of the {counted(models, {})} show{'s' if len(unfair) == 1 else ''} a significant "
+           "difference between groups at alpha = "
            f"{alpha:g} (ANOVA, Benjamini-Hochberg q-value over the models)." if models else
            "No reward model ran: the baselines below show what their rules alone give on these groups."),
         "",

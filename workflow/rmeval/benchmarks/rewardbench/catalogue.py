@@ -56,7 +56,8 @@ BENCHMARK = Benchmark(
     ),
     capability="capability",
     summary_section="rmeval.benchmarks.rewardbench.summary:summary_section",
-    summary_inputs=("sections",),  # its Overall rows, with their mode (a baseline is named as one)
+    # its Overall rows, with their mode (a baseline is named as one); the subsets that ran (a partial run is marked)
+    summary_inputs=("sections", "scores"),
     report_section="rewardbench_section.rst",
     # Which model is better on the same prompts (rmeval compare): subsets, sections, overall (rewardbench/compare.py)
     compare=ModelComparison(provider="rmeval.benchmarks.rewardbench.compare:comparison_part", reads_items=True),

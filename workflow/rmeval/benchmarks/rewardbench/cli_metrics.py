@@ -34,6 +34,7 @@ def main(argv: list[str]) -> int:
     import pandas as pd
 
     from rmeval.benchmarks.rewardbench import metrics, tables
+    from rmeval.benchmarks.rewardbench.official import partial_note
 
     args = cli_settings.parse_args(build_parser(), argv)
     version = VERSIONS[args.version]
@@ -45,6 +46,7 @@ def main(argv: list[str]) -> int:
         scored.append(metrics.join(data, pd.read_parquet(path), model, path))
     outputs = benchmark(version.name)  # the files it writes, by key: their names come from its catalogue
     capability = out / Path(outputs.get("capability").path).name
+    partial = partial_note(version.name, data["subset"].unique())  # a file with only some subsets
     if version is V1:
         subsets, sections = metrics.chance_v1(data)
         for item in scored:
@@ -52,13 +54,13 @@ def main(argv: list[str]) -> int:
             subsets += more_subsets
             sections += more_sections
         tables.v1_subsets_table(subsets, out, outputs.get("scores").stem)
-        tables.v1_sections_table(sections, out, outputs.get("sections").stem)
+        tables.v1_sections_table(sections, out, outputs.get("sections").stem, partial)
         tables.capability_table(sections, f"{version.title} overall", "score", capability)
     else:
         rows = metrics.chance_v2(data)
         for item in scored:
             rows += metrics.v2_rows(item, args.bootstrap, args.seed)
-        tables.v2_scores_table(rows, out, outputs.get("scores").stem)
+        tables.v2_scores_table(rows, out, outputs.get("scores").stem, partial)
         tables.capability_table(rows, f"{version.title} overall", "score", capability)
     print(f"rewardbench-metrics: {version.name}: {len(scored)} model(s) -> {out}")
     return 0

@@ -354,14 +354,15 @@ class Version2:
         return out
 
 
-def _metrics(names: Sequence[str], labels: Mapping[str, str]) -> tuple[Metric, ...]:
+def _metrics(names: Sequence[str], labels: Mapping[str, str], decimals: int, partial: str = "") -> tuple[Metric, ...]:
     from rmeval.run_outputs.compare.parts import Metric
 
-    return tuple(Metric(name, labels.get(name, name.split(":", 1)[-1]), True, name == OVERALL, 2, "%")
-                 for name in names)
+    return tuple(Metric(name, labels.get(name, name.split(":", 1)[-1]), True, name == OVERALL, decimals, "%",
+                        partial if name == OVERALL else "") for name in names)
 
 
 def comparison_part(context: CompareContext) -> ComparisonPart:
+    from rmeval.benchmarks.rewardbench.official import partial_note
     from rmeval.benchmarks.rewardbench.versions import V1, VERSIONS
     from rmeval.run_outputs.compare.parts import ComparisonPart
 
@@ -378,7 +379,10 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
                  *([OVERALL] if engine.complete else [])]
         method = METHOD_V2
         if not engine.complete and read:
-            notes.append("not every one of the six subsets ran: no overall score, and no leaderboard row.")
+            notes.append(f"{partial_note(version.name, engine.subsets)}: no overall score, and no leaderboard row.")
+    partial = partial_note(version.name, engine.subsets) if read else ""
     estimates = {(name, model): interval for model in models for name, interval in engine.estimates(model).items()}
     labels = {OVERALL: f"{version.title} overall"}
-    return ComparisonPart(_metrics(names, labels), models, estimates, engine.compare, method, tuple(notes))
+    assert context.benchmark.compare is not None
+    decimals = context.benchmark.compare.decimals_of(OVERALL)  # percentages: every metric alike
+    return ComparisonPart(_metrics(names, labels, decimals, partial), models, estimates, engine.compare, method, tuple(notes))

@@ -8,6 +8,8 @@ v2 (`scripts/run_v2.py`): six subsets, the overall score is their mean; Ties is 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 EXAMPLE_COUNTS: dict[str, int] = {
     "alpacaeval-easy": 100, "alpacaeval-length": 95, "alpacaeval-hard": 95,
     "mt-bench-easy": 28, "mt-bench-med": 40, "mt-bench-hard": 37,
@@ -39,3 +41,22 @@ TIES_WEIGHTS = {"tied_accuracy": 0.30, "ref_accuracy": 0.30, "correctness_prefer
 
 HF_IDS = {"rewardbench": "allenai/reward-bench", "rewardbench2": "allenai/reward-bench-2"}
 HF_SPLITS = {"rewardbench": "filtered", "rewardbench2": "test"}
+
+
+DAGGER = "†"  # a partial run's Overall, as RewardMATH marks its partial runs
+
+
+def official_subsets(version: str) -> tuple[str, ...]:
+    """The subsets of a version's official Overall."""
+    return tuple(EXAMPLE_COUNTS) if version == "rewardbench" else V2_SUBSETS
+
+
+def partial_note(version: str, present: Iterable[str]) -> str:
+    """"" when every official subset ran; else what a partial Overall is, in words (`†` marks it)."""
+    official = official_subsets(version)
+    ran = [subset for subset in official if subset in set(present)]
+    if len(ran) == len(official):
+        return ""
+    overall = "its Overall is not the official one and cannot be compared with published scores" \
+        if version == "rewardbench" else "it has no Overall (the official one needs all six)"
+    return f"{DAGGER} partial run: {len(ran)} of {len(official)} subsets; {overall}"

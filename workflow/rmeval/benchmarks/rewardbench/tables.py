@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES, PUBLISHED
+from rmeval.benchmarks.rewardbench.metrics import CHANCE, MODEL_MODES, OVERALL, PUBLISHED
 from rmeval.tables import Column, frame_csv, render_latex, render_markdown, write_table_files
 
 Row = dict[str, Any]
@@ -54,7 +54,10 @@ def page_difference(row: Row) -> str:
             f"({row.get('leaderboard_source')}): {difference:+.2f} points, {why}.")
 
 
-def _write(rows: Sequence[Row], columns: Sequence[Column], out: Path, stem: str, caption: str, note: str) -> None:
+def _write(rows: Sequence[Row], columns: Sequence[Column], out: Path, stem: str, caption: str, note: str,
+           partial: str = "") -> None:
+    """`partial`: a partial run's note (rmeval.benchmarks.rewardbench.official.partial_note): its Overall rows are
+    marked with its dagger in the Markdown and LaTeX, the note says why; the CSV keeps the machine columns."""
     import pandas as pd
 
     if any(row.get("mode") not in (*MODEL_MODES, CHANCE) for row in rows):  # a baseline model is in the table
@@ -64,15 +67,22 @@ def _write(rows: Sequence[Row], columns: Sequence[Column], out: Path, stem: str,
         note = " ".join([note, PUBLISHED_NOTE, *published, *(page_difference(row) for row in rows
                                                               if row.get("leaderboard") is not None and _overall(row))])
     frame = pd.DataFrame(list(rows), columns=[column.key for column in columns])
+    shown = list(rows)
+    if partial:
+        key = columns[2].key  # section (v1) or subset (v2)
+        mark = partial.split(" ", 1)[0]
+        shown = [{**row, key: f"{row[key]} {mark}"} if row.get(key) == OVERALL else row for row in rows]
+        note = f"{note} {partial}."
     write_table_files(out, stem, {"csv": frame_csv(frame),
-                                  "md": render_markdown(caption, columns, rows, note),
-                                  "tex": render_latex(caption, f"tab:{stem}", columns, rows, note)})
+                                  "md": render_markdown(caption, columns, shown, note),
+                                  "tex": render_latex(caption, f"tab:{stem}", columns, shown, note)})
 
 
-def v2_scores_table(rows: Sequence[Row], out: Path, stem: str) -> None:
+def v2_scores_table(rows: Sequence[Row], out: Path, stem: str, partial: str = "") -> None:
     _write(rows, V2_COLUMNS, out, stem, "RewardBench 2 scores",
            "Non-Ties subsets: best-of-N accuracy, a k-way tie at the top earns 1/k. Ties: the official weighted score. "
-           "Overall: the mean of the six subsets (empty when one did not run). Random (chance): 1/N per prompt.")
+           "Overall: the mean of the six subsets (empty when one did not run). Random (chance): 1/N per prompt.",
+           partial)
 
 
 def v1_subsets_table(rows: Sequence[Row], out: Path, stem: str) -> None:
@@ -80,10 +90,11 @@ def v1_subsets_table(rows: Sequence[Row], out: Path, stem: str) -> None:
            "A pair is won when the chosen completion scores strictly higher; a tie is a loss.")
 
 
-def v1_sections_table(rows: Sequence[Row], out: Path, stem: str) -> None:
+def v1_sections_table(rows: Sequence[Row], out: Path, stem: str, partial: str = "") -> None:
     _write(rows, V1_SECTION_COLUMNS, out, stem, "RewardBench section scores",
            "Sections weight their subsets by the official example counts (math-prm counted as 984, like code); "
-           "Overall is the mean of the four sections; a section with no subset in the run scores 0, as officially.")
+           "Overall is the mean of the four sections; a section with no subset in the run scores 0, as officially.",
+           partial)
 
 
 def capability_table(rows: Sequence[Row], measure: str, key: str, path: Path) -> None:

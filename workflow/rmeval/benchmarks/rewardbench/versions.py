@@ -58,9 +58,10 @@ class Version:
         return f"{self.scores_dir}/{{model}}/{self.name}.parquet"
 
 
-V1 = Version("rewardbench", "RewardBench", ("id", "prompt", "chosen", "chosen_model", "rejected", "rejected_model",
-                                             "subset"), chance=50.0, truncation_side="left")
+# The columns scoring and the metrics read (rmeval.benchmarks.rewardbench.loading.prepare): a local file needs only
+# these; the datasets' other columns (v1 chosen_model / rejected_model, v2 models) may be there or not.
+V1 = Version("rewardbench", "RewardBench", ("id", "prompt", "chosen", "rejected", "subset"), chance=50.0,
+             truncation_side="left")
 V2 = Version("rewardbench2", "RewardBench 2", ("id", "prompt", "chosen", "rejected", "num_correct", "num_rejected",
-                                               "total_completions", "models", "subset"), chance=25.0,
-             truncation_side=None)
+                                               "total_completions", "subset"), chance=25.0, truncation_side=None)
 VERSIONS = {version.name: version for version in (V1, V2)}

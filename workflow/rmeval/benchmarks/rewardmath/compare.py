@@ -145,6 +145,8 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
             out[name] = diff.with_note(note)
         return out
 
-    metrics = (Metric(ACCURACY, "RewardMATH accuracy", True, True, 2, "%"),
-               Metric(MRR, "RewardMATH MRR", True, True, 2, "%"))
+    spec = context.benchmark.compare
+    assert spec is not None
+    metrics = (Metric(ACCURACY, "RewardMATH accuracy", True, True, spec.decimals_of(ACCURACY), "%"),
+               Metric(MRR, "RewardMATH MRR", True, True, spec.decimals_of(MRR), "%"))
     return ComparisonPart(metrics, tuple(found), estimates, compare, METHOD, tuple(notes))

@@ -112,13 +112,16 @@ def leaderboard_rows(bench: str, part: ComparisonPart, differences: Differences,
         def interval(a: str, b: str, metric_name: str = metric.name, alpha: float = alpha) -> tuple[float, float]:
             return differences(a, b)[metric_name].interval.with_alpha(alpha)
 
-        for rank in rank_intervals(part.models, values, metric.higher_is_better, interval):
+        ranks = rank_intervals(part.models, values, metric.higher_is_better, interval)
+        # best first, as the console and the summary list them; a model without a value last
+        for rank in sorted(ranks, key=lambda found: (not math.isfinite(found.rank), found.rank, found.model)):
             estimate = estimates.get(rank.model)
             low, high = estimate.at(CONFIDENCE) if estimate is not None else (math.nan, math.nan)
             rows.append({"benchmark": bench, "metric": metric.name, "model": rank.model,
                          "value": estimate.estimate if estimate is not None else math.nan, "ci_low": low,
                          "ci_high": high, "rank": rank.rank, "rank_low": rank.rank_low, "rank_high": rank.rank_high,
-                         "tied_with": TIED_SEPARATOR.join(rank.tied_with), "baseline": rank.model in baselines})
+                         "tied_with": TIED_SEPARATOR.join(rank.tied_with), "baseline": rank.model in baselines,
+                         "note": metric.note})
     return rows
 
 
@@ -130,6 +133,8 @@ def compare_benchmark(bench: Benchmark, context: CompareContext, pairs: Pairs, b
     results.methods[bench.name] = part.method
     results.titles[bench.name] = bench.title
     results.notes += [f"{bench.name}: {note}" for note in part.notes]
+    results.notes += [f"{bench.name} {metric.name}: {metric.note}." for metric in part.metrics if metric.note
+                      and metric.headline]
     for metric in part.metrics:
         results.decimals[(bench.name, metric.name)] = metric.decimals
         results.labels[(bench.name, metric.name)] = metric.label

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rmeval.benchmarks.catalogue import show_value
 from rmeval.intervals import CONFIDENCE
 from rmeval.plotting.style import message_panel, pyplot, save_figure
 
@@ -42,13 +43,22 @@ def draw(rows: Sequence[Mapping[str, Any]]) -> Figure:
     figure, grid = plt.subplots(len(panels), 1, figsize=(7.0, 0.32 * sum(heights) + 0.9 * len(panels) + 0.4),
                                 squeeze=False, layout="constrained", gridspec_kw={"height_ratios": heights})
     for axes, (bench, metric, members) in zip((line[0] for line in grid), panels, strict=True):
-        _panel(axes, f"{bench}: {metric}", members)
+        _panel(axes, f"{bench}: {metric}", members, _decimals(bench, metric))
     figure.suptitle(f"Ranks with {CONFIDENCE:.0%} intervals holding for all models at once", fontsize=9,
                     x=0.01, ha="left")
     return figure
 
 
-def _panel(axes: Any, title: str, rows: Sequence[Mapping[str, Any]]) -> None:
+def _decimals(bench: str, metric: str) -> int:
+    """The metric's decimals, as its catalogue gives them (the console, the leaderboard and the summary use them)."""
+    from rmeval.benchmarks import catalogue
+    from rmeval.benchmarks.catalogue import DECIMALS
+
+    known = catalogue().get(bench)
+    return known.compare.decimals_of(metric) if known is not None and known.compare is not None else DECIMALS
+
+
+def _panel(axes: Any, title: str, rows: Sequence[Mapping[str, Any]], decimals: int = 3) -> None:
     ordered = sorted(rows, key=lambda row: (not math.isfinite(row["rank"]), row["rank"], row["model"]))
     count = len(ordered)
     for index, row in enumerate(ordered):
@@ -62,7 +72,8 @@ def _panel(axes: Any, title: str, rows: Sequence[Mapping[str, Any]]) -> None:
         axes.plot(row["rank"], y, marker="o", color=colour, markerfacecolor="white" if row["baseline"] else colour,
                   markersize=6, zorder=3)
     labels = [f"{row['model']}{' (baseline)' if row['baseline'] else ''}  "
-              f"{'' if not math.isfinite(row['value']) else format(row['value'], '.4g')}" for row in ordered]
+              f"{'' if not math.isfinite(row['value']) else show_value(row['value'], decimals)}"
+              f"{' ' + str(row['note']).split(' ', 1)[0] if row.get('note') else ''}" for row in ordered]
     axes.set_yticks(range(count - 1, -1, -1), labels)
     axes.set_xlim(0.5, count + 0.5)
     axes.set_xticks(range(1, count + 1))

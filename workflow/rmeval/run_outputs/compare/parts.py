@@ -47,7 +47,8 @@ class Metric:
     """One compared metric. name: its machine name in the tables (`subset:Focus`, `section:Chat`, `overall`,
     `scale_free_gap`); label: in words; higher_is_better: which way a model is better (false for a gap);
     headline: a leaderboard row per model; decimals: shown in the Markdown and LaTeX tables; unit: of its values
-    ("%" for percentages, "" otherwise)."""
+    ("%" for percentages, "" otherwise); note: why its values are not the official ones (a partial run: starts
+    with "†", which marks the value wherever it is shown), "" when they are."""
 
     name: str
     label: str
@@ -55,6 +56,7 @@ class Metric:
     headline: bool = False
     decimals: int = 2
     unit: str = ""
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class ClaimsContext:
 COMPARISON_COLUMNS = ["benchmark", "metric", "model_a", "model_b", "n", "value_a", "value_b", "difference", "ci_low",
                       "ci_high", "p_value", "p_adjusted", "q_value", "test", "note"]
 LEADERBOARD_COLUMNS = ["benchmark", "metric", "model", "value", "ci_low", "ci_high", "rank", "rank_low", "rank_high",
-                       "tied_with", "baseline", "published"]
+                       "tied_with", "baseline", "published", "note"]
 TIED_SEPARATOR = "; "
 
 

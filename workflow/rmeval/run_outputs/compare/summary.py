@@ -50,8 +50,11 @@ def favours(row: Mapping[str, Any], higher_is_better: bool) -> str | None:
     return row["model_a"] if a_better else row["model_b"]
 
 
-def _value(value: float) -> str:
-    return "no value" if not math.isfinite(value) else f"{value:.4g}"
+def _value(value: float, decimals: int) -> str:
+    """A value with its metric's decimals (the catalogue's: as the console and the leaderboard show it)."""
+    from rmeval.benchmarks.catalogue import show_value
+
+    return "no value" if not math.isfinite(value) else show_value(value, decimals)
 
 
 def pair_relations(rows: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -84,8 +87,9 @@ def _pairs_text(not_separated: Sequence[tuple[str, str]], separated: Sequence[tu
     return "; ".join(parts)
 
 
-def ordered_line(label: str, rows: Sequence[Mapping[str, Any]]) -> str:
-    """One headline metric: the models best first, each with its value and rank interval, then the ties."""
+def ordered_line(label: str, rows: Sequence[Mapping[str, Any]], decimals: int = 3) -> str:
+    """One headline metric: the models best first, each with its value (a partial run's marked, its note after)
+    and rank interval, then its pairs: those not separated and those separated."""
     ranked = sorted(rows, key=lambda row: (not math.isfinite(row["rank"]), row["rank"], row["model"]))
     items = []
     for row in ranked:
@@ -95,11 +99,13 @@ def ordered_line(label: str, rows: Sequence[Mapping[str, Any]]) -> str:
             continue
         low, high = int(row["rank_low"]), int(row["rank_high"])
         span = f"rank {low}" if low == high else f"rank {low}-{high}"
-        items.append(f"{row['model']}{mark} {_value(row['value'])} ({span})")
+        partial = f" {row['note'].split(' ', 1)[0]}" if row.get("note") else ""
+        items.append(f"{row['model']}{mark} {_value(row['value'], decimals)}{partial} ({span})")
     # the ties as pairs, those not separated and those separated, never a group as one tie (issue 45)
     pairs = _pairs_text(*pair_relations(rows))
     tie_text = f". Pairs: {pairs}" if pairs else ""
-    return f"- **{label}**, best first: " + "; ".join(items) + tie_text + "."
+    notes = sorted({str(row["note"]) for row in ranked if row.get("note")})
+    return f"- **{label}**, best first: " + "; ".join(items) + tie_text + "." + "".join(f" {note}." for note in notes)
 
 
 def benchmark_lines(bench: Benchmark, comparisons: Sequence[Mapping[str, Any]],
@@ -112,8 +118,9 @@ def benchmark_lines(bench: Benchmark, comparisons: Sequence[Mapping[str, Any]],
     if len(models) < 2:
         lines.append(f"Only one model ({', '.join(models) or 'none'}) has scores here: nothing to compare.")
         return lines
+    assert bench.compare is not None
     for metric, rows in by_metric.items():
-        lines.append(ordered_line(metric, rows))
+        lines.append(ordered_line(metric, rows, bench.compare.decimals_of(metric)))
     if comparisons:
         significant = [row for row in comparisons if _significant(row, alpha)]
         lines.append(f"- {len(significant)} of {len(comparisons)} paired comparisons differ significantly "
@@ -125,7 +132,11 @@ def benchmark_lines(bench: Benchmark, comparisons: Sequence[Mapping[str, Any]],
 
 def baseline_lines(chosen: Sequence[Benchmark], comparisons: Sequence[Mapping[str, Any]],
                    baselines: Mapping[str, str], models: Sequence[str], alpha: float) -> list[str]:
-    """For each real model: on how many subsets (or metrics) of each benchmark it beats the length baseline."""
+    """For each real model, against the length baseline: per headline metric what the comparison says ("A's gap is
+    smaller than length-baseline's (difference, p)"), per benchmark with subsets on how many it is significantly
+    better."""
+    from rmeval.run_outputs.compare.words import reading
+
     length = next((model for model, kind in baselines.items() if kind == LENGTH), None)
     if length is None:
         return []
@@ -141,13 +152,20 @@ def baseline_lines(chosen: Sequence[Benchmark], comparisons: Sequence[Mapping[st
                     and {row["model_a"], row["model_b"]} == {model, length}]
             if not rows:
                 continue
-            subsets = [row for row in rows if row["metric"].startswith("subset:")] or rows
-            unit = "subsets" if subsets is not rows else "metrics"
-            beats = sum(_significant(row, alpha) and favours(row, bench.compare.higher_is_better(row["metric"])) ==
-                        model for row in subsets)
-            parts.append(f"{bench.name} {beats} of {len(subsets)} {unit}")
+            subsets = [row for row in rows if row["metric"].startswith("subset:")]
+            if subsets:
+                better = sum(_significant(row, alpha) and favours(row, bench.compare.higher_is_better(row["metric"]))
+                             == model for row in subsets)
+                parts.append(f"{bench.name}: significantly better than {length} on {better} of its {len(subsets)} "
+                             "subsets")
+                continue
+            for row in rows:
+                a, b, sign = (row["model_a"], row["model_b"], 1.0) if row["model_a"] == model else \
+                    (row["model_b"], row["model_a"], -1.0)
+                parts.append(f"{bench.name}: " + reading(bench.compare, row["metric"], a, b,
+                                                          sign * row["difference"], row["p_adjusted"]))
         text = "; ".join(parts) if parts else f"not compared with {length} in this run (compare.baseline / pairs)"
-        lines.append(f"- {model} beats {length} significantly (Holm, alpha {alpha:g}) on: {text}.")
+        lines.append(f"- {model} against {length} (Holm-adjusted p, significant below {alpha:g}): {text}.")
     return lines
 
 

@@ -80,7 +80,11 @@ def leaderboard_display(results: Results, baselines: Mapping[str, str]) -> list[
     shown = []
     for row in results.leaderboard:
         decimals = results.decimals.get((row["benchmark"], row["metric"]), 2)
-        shown.append({**row, "model": _model(row["model"], baselines, results.published), "value": _number(row["value"], decimals),
+        value = _number(row["value"], decimals)
+        if row.get("note"):  # a partial run's value: the note (in the table's notes) says what it is
+            mark = row["note"].split(" ", 1)[0]
+            value = Formatted(f"{value.text} {mark}", f"{value.latex} {mark}")
+        shown.append({**row, "model": _model(row["model"], baselines, results.published), "value": value,
                       "ci": _interval(row["ci_low"], row["ci_high"], decimals),
                       "rank": row["rank"] if math.isfinite(row["rank"]) else None,
                       "rank_ci": _rank_interval(row)})

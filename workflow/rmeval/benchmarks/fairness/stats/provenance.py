@@ -90,9 +90,23 @@ def _day(value: Any) -> str | None:
     return str(value)[:10]
 
 
+# The demo's shipped sample (resources/demo/SOURCE.md): named as what it is, not as a snapshot fetched today.
+DEMO_SAMPLE = "resources/demo/arxiv-sample.jsonl"
+DEMO_SAMPLE_SHA256 = "a3e97627c38eaddf92828be23e75a4515c6717d4dab7f4fe43cd41564eaec0c9"
+
+
+def is_demo_sample(manifest: dict[str, Any]) -> bool:
+    source = manifest.get("source")
+    return isinstance(source, dict) and source.get("kind") == "snapshot" and (
+        source.get("sha256") == DEMO_SAMPLE_SHA256 or str(source.get("path", "")).endswith(DEMO_SAMPLE))
+
+
 def _source_kind(manifest: dict[str, Any]) -> str:
     source = manifest.get("source")
     kind = source.get("kind") if isinstance(source, dict) else None
+    if is_demo_sample(manifest):
+        return (f"the shipped demo sample ({DEMO_SAMPLE}: arXiv listings of 2023-24, 40 papers per group, "
+                "resources/demo/SOURCE.md)")
     if kind == "snapshot":
         return "arXiv metadata snapshot"
     if kind == "api":
@@ -150,8 +164,9 @@ def source_sentence(manifests: dict[str, dict[str, Any]], groups: list[str], man
     fetched = [day for m in ordered if (day := _day(m.get("date")))]
     corpus = all((m.get("source") or {}).get("kind") == "corpus" for m in ordered if isinstance(m.get("source"), dict))
     parts = [f"Data: {' and '.join(kinds)}"] + ([] if corpus else [window])  # a corpus has no date window
-    if fetched:
-        parts.append(f"{'prepared' if corpus else 'fetched'} {_span(fetched)}")
+    read = all(m.get("source", {}).get("kind") == "snapshot" for m in ordered if isinstance(m.get("source"), dict))
+    if fetched:  # a snapshot (the demo's sample too) is read from a file, not fetched
+        parts.append(f"{'prepared' if corpus else 'read' if read else 'fetched'} {_span(fetched)}")
     parts.append(f"sample {sample_hash(manifests, groups, manifest_dir)[:SHORT_HASH]}")
     text = ", ".join(parts)
     missing = [g.replace("_", " ") for g in groups if g not in manifests]
