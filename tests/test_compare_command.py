@@ -285,8 +285,9 @@ def test_the_rule_s_plan_names_the_baselines_the_items_and_refuses_unknown_model
     import yaml
     from rmeval.config_check import check_config, config_schema
     from rmeval.errors import RmevalError
+    from rmeval.io.paths import config_path
     from rmeval.run_outputs.compare.plan import ComparePlan
-    from rmeval.run_plan import config_path, plan_run
+    from rmeval.run_plan import plan_run
 
     base = yaml.safe_load((REPO_ROOT / "config" / "quickstart.yaml").read_text())
     base["models"] = [*base["models"], "length-baseline"]

@@ -10,7 +10,8 @@ import json
 import pytest
 import yaml
 from rmeval.config_check import ConfigError, check_config, config_schema
-from rmeval.run_plan import config_path, plan_run
+from rmeval.io.paths import config_path
+from rmeval.run_plan import plan_run
 from workflow_helpers import REPO_ROOT
 
 SCHEMA = config_schema()

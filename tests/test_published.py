@@ -347,8 +347,7 @@ def test_against_bad_input_is_named_one_line_each_before_anything_is_written(run
     (run_dir / "empty").mkdir()
     registry = run_dir / "registry.yaml"
     registry.write_text(
-        "models:\n"
-        "  length-baseline: {adapter: baseline, options: {kind: length}}\n"
+        "models:\n"  # added to the shipped registry (issue 46), whose length-baseline the run uses
         f"  pub-other: {{adapter: published, options: {{benchmark: rewardbench, model: org/other, source: local, "
         f"path: {v1_file[0]}}}}}\n"
         f"  pub-2: {{adapter: published, options: {{benchmark: rewardbench2, model: org/rm, source: local, "

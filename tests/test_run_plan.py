@@ -14,9 +14,10 @@ import yaml
 from rmeval.cli_settings import settings_json
 from rmeval.config_check import check_config, config_schema
 from rmeval.errors import RmevalError
+from rmeval.io.paths import config_path
 from rmeval.lock.lockfile import Lock, ModelLock, config_sha256
 from rmeval.registry import load_registry
-from rmeval.run_plan import config_path, model_keys, plan_run
+from rmeval.run_plan import model_keys, plan_run
 from workflow_helpers import REPO_ROOT
 
 SCHEMA = config_schema()

@@ -310,12 +310,13 @@ def _scored_on_this_machine(run: ResumedRun, out: Path) -> Path:
     (rmeval.run_plan, as common.smk plans them): the reference the cluster's score files must equal."""
     from rmeval import run_plan
     from rmeval.config_check import config_schema, fill_defaults
+    from rmeval.io import paths
     from workflow_helpers import rmeval_in_process
 
     config = SCENARIO.config()
     fill_defaults(config, config_schema())
     with contextlib.chdir(run.workdir):  # the config's model paths are relative to the run directory
-        plan = run_plan.plan_run(config, lambda value: run_plan.config_path(value, REPO, run.workdir))
+        plan = run_plan.plan_run(config, lambda value: paths.config_path(value, REPO, run.workdir))
         (jobs,) = plan.score_jobs
         for model in E2E_MODELS:
             for group in E2E_GROUPS:

@@ -11,7 +11,7 @@ prints; `locate` turns a config path into one the run can open (common.smk's `co
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +27,6 @@ from rmeval.scoring.settings import ScoringSettings
 Locate = Callable[[str], str]
 OWN_LOCK = "results/lock.yaml"  # this run's output, never a lock to follow
 DOWNLOAD_RULE = "download_model"
-
-
-def config_path(value: str, repo: Path, workdir: Path | None = None) -> str:
-    """A user path from the config: relative to the working directory if it exists there, else to the repo."""
-    path = Path(value)
-    if path.is_absolute() or (path if workdir is None else workdir / path).exists():
-        return str(path)
-    return str(repo / value)
 
 
 def config_value(config: Mapping[str, Any], dotted_key: str) -> Any:
@@ -321,7 +313,9 @@ def plan_run(config: dict[str, Any], locate: Locate, workdir: Path | None = None
             raise RmevalError(f"benchmark {bench.name!r} declares no planner (its catalogue's `planner`)")
         planner: Planner = import_target(bench.planner)
         plan = planner(config, PlanContext(registry, dict(defined), locate, workdir, lock_path))
-        plan = published_plan.attach(plan, bench, config, locate)  # its published models: checked, preflight
+        published_checks = published_plan.checks_for(plan.models, plan.model_keys, bench, config, locate)
+        if published_checks:  # its published models: checked now, their files by preflight
+            plan = replace(plan, needs=replace(plan.needs, checks=(*plan.needs.checks, *published_checks)))
         _check_one_definition(defined, keys, plan, bench.models_key)
         for key in plan.skipped:
             if bench.get(key).when in (None, *plan.conditions):

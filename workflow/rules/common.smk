@@ -12,6 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from rmeval import run_plan
+from rmeval.io import paths
 from rmeval.benchmarks import benchmark
 from rmeval.run_outputs.catalogue import RUN as RUN_CATALOGUE
 from rmeval.errors import RmevalError
@@ -45,7 +46,7 @@ def benchmark_file(path):
 
 def config_path(value):
     """A user path from the config: relative to the working directory if it exists there, else to the repo."""
-    return run_plan.config_path(value, Path(workflow.basedir))
+    return paths.config_path(value, Path(workflow.basedir))
 
 
 # Every enabled benchmark's plan (models, score jobs, preflight needs, settings), the lock and the scoring

@@ -102,8 +102,8 @@ class PublishedEntry:
     def cached(self) -> Path | None:
         """The file on this machine, or None while a github / hub file is not downloaded yet."""
         if self.source in ("local", "run"):  # as the config's paths: the run directory's, else the repository's
+            from rmeval.io.paths import config_path
             from rmeval.run_outputs.context import REPOSITORY
-            from rmeval.run_plan import config_path
 
             return Path(config_path(str(Path(self.path).expanduser()), REPOSITORY, Path.cwd()))
         if self.source == "github":

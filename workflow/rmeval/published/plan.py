@@ -1,4 +1,4 @@
-"""A run's published models, at Snakefile parse time and before any job (rmeval.run_plan calls `attach` for each
+"""A run's published models, at Snakefile parse time and before any job (rmeval.run_plan calls `checks_for` on each
 enabled benchmark's plan; `rmeval run --against` calls `problems` before it writes anything).
 
 Parse time: each published entry's options, and that its benchmark is the one whose model list names it (else a
@@ -11,7 +11,6 @@ fetched by the download stage and checked by its score job (the same reader and 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,14 +19,14 @@ from rmeval.errors import RmevalError
 
 if TYPE_CHECKING:
     from rmeval.benchmarks.catalogue import Benchmark
+    from rmeval.preflight import Check
     from rmeval.registry import ModelSpec
-    from rmeval.run_plan import BenchmarkPlan
 
 
-def published_specs(plan: BenchmarkPlan) -> dict[str, ModelSpec]:
+def published_specs(models: Mapping[str, ModelSpec]) -> dict[str, ModelSpec]:
     from rmeval.models.catalogue import is_published
 
-    return {name: spec for name, spec in plan.models.items() if is_published(spec)}
+    return {name: spec for name, spec in models.items() if is_published(spec)}
 
 
 def entry_for(spec: ModelSpec, bench: Benchmark, key: str) -> Any:
@@ -89,19 +88,20 @@ def _run_problems(entry: Any) -> list[str]:
     return []
 
 
-def attach(plan: BenchmarkPlan, bench: Benchmark, config: Mapping[str, Any], locate: Callable[[str], str]
-           ) -> BenchmarkPlan:
-    """The plan with its published models checked (parse time) and a preflight check of each one's file."""
+def checks_for(models: Mapping[str, ModelSpec], model_keys: Mapping[str, str], bench: Benchmark,
+               config: Mapping[str, Any], locate: Callable[[str], str]) -> tuple[Check, ...]:
+    """A benchmark plan's published models checked now (parse time), and a preflight check of each one's file
+    (rmeval.run_plan adds them to the plan's needs)."""
     from rmeval.preflight import Check, Problem
 
-    specs = published_specs(plan)
+    specs = published_specs(models)
     if not specs:
-        return plan
+        return ()
     section = dict(config.get(bench.enabled_by or "", None) or {})
     rules = frozenset(stage.rule for stage in bench.score_stages)
     checks = []
     for name, spec in specs.items():
-        key = plan.model_keys.get(name, bench.models_key)
+        key = model_keys.get(name, bench.models_key)
         entry_for(spec, bench, key)
 
         def run(spec: ModelSpec = spec, key: str = key) -> Problem | None:
@@ -110,4 +110,4 @@ def attach(plan: BenchmarkPlan, bench: Benchmark, config: Mapping[str, Any], loc
                            rules, frozenset({spec.name})) if lines else None
 
         checks.append(Check(rules, run))
-    return dataclasses.replace(plan, needs=dataclasses.replace(plan.needs, checks=(*plan.needs.checks, *checks)))
+    return tuple(checks)

@@ -42,7 +42,8 @@ class Checked:
 def planned(config: Mapping[str, Any], repository: Path, workdir: Path) -> Any:
     """The run's plan, as the Snakefile makes it from this config (its defaults filled by the schema)."""
     from rmeval.config_check import config_schema, fill_defaults
-    from rmeval.run_plan import config_path, plan_run
+    from rmeval.io.paths import config_path
+    from rmeval.run_plan import plan_run
 
     filled = copy.deepcopy(dict(config))
     fill_defaults(filled, config_schema())

@@ -157,8 +157,8 @@ def _problem_report(problems: Sequence[str], advice: str = "", kept: str | None 
 def _registry(settings: Sequence[Any], repository: Path) -> tuple[Any, str | None]:
     """The shipped registry plus the `--set registry=FILE` one (its entries added); or a problem line."""
     from rmeval.config_check import schema_default
+    from rmeval.io.paths import config_path
     from rmeval.run_command.models import Registry
-    from rmeval.run_plan import config_path
 
     shipped = Path(config_path(schema_default("registry"), repository))
     given = next((s.value for s in reversed(settings) if s.path == (REGISTRY_KEY,)), None)
@@ -173,10 +173,10 @@ def prepare(args: argparse.Namespace, repository: Path, workdir: Path | None = N
     """The checked config; every problem at once, in a Refused (nothing is written). `machine`: run the workflow's
     own checks too (rmeval.run_command.checks: plan, input files, network, cache), as a real run would."""
     from rmeval.devices import local_gpu_cap
+    from rmeval.io.paths import config_path
     from rmeval.run_command import against, build, checks, overrides
     from rmeval.run_command.models import Machine, resolve_all, same_names, same_weights, with_engine
     from rmeval.run_command.previous import Earlier, earlier_lines
-    from rmeval.run_plan import config_path
 
     workdir = Path.cwd() if workdir is None else workdir
     problems: list[str] = []
