@@ -34,7 +34,7 @@ def test_a_b_and_b_c_not_separated_while_a_is_better_than_c():
     assert (by_model["A"]["tied_with"], by_model["B"]["tied_with"], by_model["C"]["tied_with"]) == ("B", "A; C", "B")
     assert pair_relations(rows) == ([("A", "B"), ("B", "C")], [("A", "C")])
     line = ordered_line("accuracy", rows)
-    assert line == ("- **accuracy**, best first: A 0.8 (rank 1-2); B 0.75 (rank 1-3); C 0.7 (rank 2-3). "
+    assert line == ("- **accuracy**, best first: A 0.800 (rank 1-2); B 0.750 (rank 1-3); C 0.700 (rank 2-3). "
                     "Pairs: A vs B, B vs C: not separated; A is better than C.")
     assert "cannot be told apart" not in line and "A, B, C" not in line
     assert separation_note(rows) == "not separated: A vs B, B vs C; every other pair separated"

@@ -56,6 +56,13 @@ def complete_config() -> dict[str, Any]:
                         "models": ["Skywork-Reward-V2-Qwen3-0.6B"]},
         "rewardbench2": {"enabled": False, "source": "local", "path": "rb2.jsonl", "revision": None,
                          "models": ["Skywork-Reward-V2-Qwen3-0.6B"], "bootstrap": 100, "seed": 0},
+        "rmbench": {"enabled": False, "source": "local", "path": "total_dataset.json", "revision": None,
+                    "model_input": "official", "max_length": 2048, "models": ["Skywork-Reward-V2-Qwen3-0.6B"]},
+        "judgebench": {"enabled": False, "source": "local", "path": "judgebench", "revision": None,
+                       "splits": ["gpt", "claude"], "models": ["Skywork-Reward-V2-Qwen3-0.6B"]},
+        "rmb": {"enabled": False, "source": "local", "path": "RMB_dataset",
+                "revision": "2be3180857f2190b7ffa929d43190835627f1f4d", "average": "items",
+                "models": ["Skywork-Reward-V2-Qwen3-0.6B"]},
         "compare": {"baseline": "Skywork-Reward-V2-Qwen3-0.6B", "pairs": None},
     }
 

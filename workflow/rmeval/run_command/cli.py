@@ -213,6 +213,9 @@ def prepare(args: argparse.Namespace, repository: Path, workdir: Path | None = N
     opponents, against_problems = against.resolve_against(args.against, registry.specs, benchmarks,
                                                           {model.name: model.given for model in models})
     problems += against_problems
+    # an opponent from the user's registry file is written inline, as its models are: the config keeps the shipped one
+    opponents = [replace(o, entry={**registry.written[o.entry], "name": o.entry})
+                 if isinstance(o.entry, str) and o.entry in registry.added_names else o for o in opponents]
     config: dict[str, Any] = {}
     found: list[str] = []  # the schema's problems of the config
     advice = ""  # the way out of the machine's problems
