@@ -101,6 +101,7 @@ def _hand_metrics(per_problem: list[tuple[float, list[float]]]) -> tuple[float, 
     return round(100 * sum(correct) / len(correct), 2), round(100 * sum(mrr) / len(mrr), 2)
 
 
+@pytest.mark.slow(reason="a real wait: a slow reply and two retried faults, in an `rmeval score` subprocess")
 def test_direct_judge_retries_caches_and_matches_a_hand_computation(sample_tables: Path, tmp_path: Path) -> None:
     data = sample_tables / "data" / "algebra.parquet"
     scores = tmp_path / "scores"
@@ -269,6 +270,7 @@ def test_pairwise_needs_recorded_positions_or_seeded(sample_tables: Path, tmp_pa
     assert set(table["chosen_position"]) == {"A", "B"}
 
 
+@pytest.mark.slow(reason="three fresh interpreters: each bad option is a failed `rmeval score` subprocess")
 def test_server_errors_and_bad_options_fail_clearly(sample_tables: Path, tmp_path: Path) -> None:
     data = sample_tables / "data" / "algebra.parquet"
     with JudgeServer() as server:

@@ -140,6 +140,7 @@ def _all_text_under(folder: Path) -> str:
     return "\n".join(p.read_bytes().decode("latin-1") for p in folder.rglob("*") if p.is_file())
 
 
+@pytest.mark.slow(reason="a real wait: a rate-limited and a slow reply, in `rmeval score` subprocesses")
 def test_scores_retries_caches_and_never_leaks_the_key(server: FakeNemotron, tmp_path: Path) -> None:
     titles = ["Plain One", "RATE Limited Paper", "Plain Two", "FAIL Then Succeed", "SLOW Reply Paper",
               "Plain Three", "Plain Four", "Plain Five", "Plain Six", "Plain Seven"]

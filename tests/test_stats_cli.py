@@ -403,6 +403,7 @@ def test_summary_reads_like_a_report(full_run: tuple[Path, Path], tmp_path: Path
     assert len(text.split()) < 900  # one page
 
 
+@pytest.mark.slow(reason="a fresh interpreter, to see which modules the stats commands import")
 def test_stats_commands_do_not_import_torch(full_run: tuple[Path, Path], tmp_path: Path) -> None:
     scores, _ = full_run
     code = (
