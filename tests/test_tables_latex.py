@@ -55,6 +55,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @needs_pdflatex
+@pytest.mark.slow(reason="a real pdflatex run over every table the fixture run wrote")
 def test_every_tex_table_compiles_with_pdflatex_and_booktabs(tables: Path, tmp_path: Path) -> None:
     tex_files = sorted(tables.glob("*.tex"))
     assert len(tex_files) >= 18  # 17 fairness tables + reproduction

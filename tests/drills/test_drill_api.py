@@ -45,6 +45,7 @@ ARXIV_FAULTS = {
 }
 
 
+@pytest.mark.slow(reason="a real wait: each fault is retried after the client's backoff")
 @pytest.mark.parametrize("fault", list(ARXIV_FAULTS))
 def test_arxiv_api_faults_are_retried_to_the_clean_result(fault: str, clean_candidates: pd.DataFrame,
                                                           tmp_path: Path, drill) -> None:
@@ -61,6 +62,7 @@ def test_arxiv_api_faults_are_retried_to_the_clean_result(fault: str, clean_cand
     pd.testing.assert_frame_equal(frame, clean_candidates)
 
 
+@pytest.mark.slow(reason="a real wait: the retries' backoff, then a resumed fetch")
 @pytest.mark.parametrize("fault", ["503", "garbage"], ids=["503-storm", "malformed-xml"])
 def test_arxiv_fault_storm_beyond_the_retries_fails_cleanly_then_resumes(
     fault: str, clean_candidates: pd.DataFrame, tmp_path: Path, drill
@@ -162,6 +164,7 @@ REWARD_API_FAULTS = {
 }
 
 
+@pytest.mark.slow(reason="a real wait: each fault is retried after the client's backoff")
 @pytest.mark.parametrize("fault", list(REWARD_API_FAULTS))
 def test_reward_api_faults_are_retried_to_the_clean_result(
     fault: str, nemotron: FakeNemotron, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
