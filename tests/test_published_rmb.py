@@ -155,7 +155,7 @@ def test_the_refusal_says_the_file_holds_part_of_rmb_and_that_its_authors_publis
     assert str(error.value).endswith(
         f"the file's: local:{result} (the file records no dataset revision), which holds 20 pairwise items of 1 "
         f"scenario(s) (Pairwise_set/{SCENARIO}) and no best-of-N items. Its registry entry: {description}")
-    assert "matched 20 of 31 items (64.5 %); the file lacks 11 (id bon_uid:" in str(error.value)
+    assert "matched 20 of 30 items (66.7 %); the file lacks 10 (id bon_uid:" in str(error.value)
 
 
 def test_a_text_given_two_rewards_is_refused(tmp_path):
