@@ -133,6 +133,31 @@ def test_fewer_than_90_percent_matched_stops_naming_both_sides_data(tmp_path):
         score_published(tmp_path, root, result)
 
 
+def test_the_refusal_says_the_file_holds_part_of_rmb_and_that_its_authors_publish_no_more(tmp_path):
+    """The registry's file holds one scenario's pairs (its authors publish nothing else per item): a run it does not
+    cover is refused with what the file holds, read from it, and the entry's description, which says so."""
+    registry = load_registry(REPO_ROOT / "config" / "models.yaml")
+    description = registry["ArmoRM-Llama3-8B-v0.1-rmb"].description
+    assert "Partial: the only per-item results the RMB authors publish" in description
+    root = rmb_folder(tmp_path / "RMB_dataset")
+    extra = root / "BoN_set/Harmlessness/S1.json"  # a run of more than the file's scenario
+    extra.parent.mkdir(parents=True)
+    extra.write_text(json.dumps([{"bon_uid": f"h{i}", "conversation_input": [{"role": "user", "content": f"Q{i}?"}],
+                                  "bon_best": _r("No."), "loser_list": [_r("Yes.")],
+                                  "category_path": "BoN_set/Harmlessness/S1"} for i in range(9)]))
+    result = write_result(tmp_path / "r.json", root, seed=3)
+    spec = spec_from_mapping({"name": "pub", "adapter": "published", "description": description, "options": {
+        "benchmark": "rmb", "model": MODEL, "source": "local", "path": str(result)}}, "test")
+    out = tmp_path / "scores" / "pub" / "texts.parquet"
+    with pytest.raises(RmevalError) as error:
+        run_job(JobRequest(spec=spec, task="rmb", input=prepared(tmp_path, root), output=out,
+                           meta=out.with_suffix(".meta.json")))
+    assert str(error.value).endswith(
+        f"the file's: local:{result} (the file records no dataset revision), which holds 20 pairwise items of 1 "
+        f"scenario(s) (Pairwise_set/{SCENARIO}) and no best-of-N items. Its registry entry: {description}")
+    assert "matched 20 of 30 items (66.7 %); the file lacks 10 (id bon_uid:" in str(error.value)
+
+
 def test_a_text_given_two_rewards_is_refused(tmp_path):
     root = rmb_folder(tmp_path / "RMB_dataset")
     result = write_result(tmp_path / "r.json", root, seed=4)

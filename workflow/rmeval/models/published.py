@@ -39,7 +39,7 @@ class PublishedScorer(RewardScorer):
     def prepare(self, pairs: Pairs) -> Prepared:
         import numpy as np
 
-        from rmeval.published.align import align, check, group_rows
+        from rmeval.published.align import align, check, file_words, group_rows
         from rmeval.published.reader import reader_for
 
         file = self.entry.fetch()
@@ -54,7 +54,8 @@ class PublishedScorer(RewardScorer):
         else:
             reader = reader_for(str(self.entry.benchmark))
             scores, benchmark, notes = reader.read(file), reader.benchmark, []
-            what, their_data = f"{reader.fmt} {file}", f"{self.entry.origin} (the file records no dataset revision)"
+            what, their_data = f"{reader.fmt} {file}", file_words(self.entry.origin, scores.coverage,
+                                                                  self.spec.description)
             item_of = reader.item_of
         digest = self.entry.check_file(file, scores.model)
         table = self.runtime.extra.get("input")

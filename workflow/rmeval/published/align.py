@@ -72,6 +72,16 @@ def align(run_items: Mapping[str, tuple[str, ...]], published_items: Mapping[str
     return Alignment(len(run_items), tuple(matched), tuple(missing), tuple(extra), tuple(different))
 
 
+def file_words(origin: str, coverage: str | None, description: str | None) -> str:
+    """The published file's data, in words, for `check`'s refusal: where it is, what it holds (its reader's
+    `coverage`) and its registry entry's description (which says when its authors publish only part of the
+    benchmark)."""
+    words = f"{origin} (the file records no dataset revision)"
+    if coverage:
+        words += f", which holds {coverage}"
+    return words + (f". Its registry entry: {description}" if description else "")
+
+
 def check(alignment: Alignment, name: str, what: str, this_data: str, their_data: str) -> None:
     """Stop when fewer than MIN_MATCHED of this run's items match: one error naming both sides' data."""
     if alignment.fraction >= MIN_MATCHED:

@@ -48,7 +48,7 @@ def entry_for(spec: ModelSpec, bench: Benchmark, key: str) -> Any:
 
 def problems(spec: ModelSpec, bench: Benchmark, section: Mapping[str, Any], locate: Callable[[str], str]) -> list[str]:
     """What is wrong with a published model's file, as far as this machine can tell before any job: one line each."""
-    from rmeval.published.align import align, check, group_rows
+    from rmeval.published.align import align, check, file_words, group_rows
 
     entry = entry_for(spec, bench, bench.models_key)
     if entry.source == "run":
@@ -68,7 +68,7 @@ def problems(spec: ModelSpec, bench: Benchmark, section: Mapping[str, Any], loca
         if data is not None and data.row_ids is not None:
             alignment = align(group_rows(data.row_ids, reader.item_of), scores.items)
             check(alignment, spec.name, f"{reader.fmt} {file} by {reader.id_name}", data.words,
-                  f"{entry.origin} (the file records no dataset revision)")
+                  file_words(entry.origin, scores.coverage, spec.description))
     except RmevalError as error:
         return [str(error)]
     return []

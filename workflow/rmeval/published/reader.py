@@ -23,12 +23,15 @@ class PublishedScores:
     items: item id (the benchmark's own id) -> its row ids, in the file's order.
     model: the model the file names (None when it names none).
     details: what else the file records of the run (model_type, chat_template), for the sidecar.
+    coverage: what part of the benchmark the file holds, in words, when the reader can tell (`849 pairwise items of 1
+        scenario (...), no best-of-N items`): said when too few of this run's items match.
     """
 
     rewards: Mapping[str, float]
     items: Mapping[str, tuple[str, ...]]
     model: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    coverage: str | None = None
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,15 @@
 (scoring.py), then accuracies per scenario, the four headline cells and the overall mean.
 
 A headline cell (e.g. Helpfulness Pairwise) is by default the mean over its items (`rmb.average: items`): what the
-official script computes when run on the cell's folder (`sum(results) / len(results)` over every pair it loaded,
-my_run_rm.py); `scenarios` takes the mean of its scenarios' accuracies instead. Overall is the mean of the four cells
-(empty when one did not run). A trivial baseline (known from its score file's sidecar) is
-scored by the same rules, its mode naming it (`length baseline`). A published model (adapter `published`: the
-authors' per-pair rewards, rmeval.models.published) has mode `published`; its score file holds the texts of the
-items its file matched, and it is scored on the items whose texts it all holds.
+official script computes when run on the cell's folder (my_run_rm.py line 420, `sum(results) / len(results)` over
+every pair it loaded: one file, or every *.json below `--dataset_dir`, lines 232-235); the repository has no code that
+averages scenarios or cells, and RM-R1's re-implementation takes the same item mean per cell (run_rm.py line 379,
+run_rm_bestofn.py line 445). `scenarios` takes the mean of its scenarios' (files') accuracies instead. Overall is the
+mean of the four cells (the paper's Table 3; RM-R1 process_final_result.py line 39), empty when one did not run.
+A trivial baseline (known from its score file's sidecar) is scored by the same rules, its mode naming it (`length
+baseline`). A published model (adapter `published`: the authors' per-pair rewards, rmeval.models.published) has mode
+`published`; its score file holds the texts of the items its file matched, and it is scored on the items whose texts
+it all holds.
 """
 
 from __future__ import annotations

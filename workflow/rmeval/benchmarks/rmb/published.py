@@ -79,7 +79,16 @@ def read(path: Path) -> PublishedScores:
         rewards[items[item][0]], rewards[items[item][1]] = chosen, rejected
         if isinstance(record.get("category_path"), str):
             scenarios.add(record["category_path"])
-    return PublishedScores(rewards, items, None, {"scenarios": sorted(scenarios)})
+    return PublishedScores(rewards, items, None, {"scenarios": sorted(scenarios)},
+                           coverage=coverage(len(items), sorted(scenarios)))
+
+
+def coverage(pairs: int, scenarios: list[str]) -> str:
+    """What the file holds, in words, for the refusal when too few of a run's items match: my_run_rm.py scores
+    pairwise files only (its `keep_columns` and `pair_uid`, lines 245-249), so a file never holds a best-of-N item."""
+    shown = ", ".join(scenarios[:3]) + (f" and {len(scenarios) - 3} more" if len(scenarios) > 3 else "")
+    where = f" of {len(scenarios)} scenario(s) ({shown})" if scenarios else ""
+    return f"{pairs} pairwise items{where} and no best-of-N items"
 
 
 def item_of(row_id: str) -> str:
@@ -119,7 +128,7 @@ def job_rows(scores: PublishedScores, table: Path) -> tuple[PublishedScores, dic
                                   "recompute the file's results")
             rewards[text], given_by[text] = value, item
         items[item] = texts
-    return PublishedScores(rewards, items, scores.model, scores.details), run_items
+    return PublishedScores(rewards, items, scores.model, scores.details, scores.coverage), run_items
 
 
 def run_data(section: Mapping[str, Any], locate: Callable[[str], str]) -> RunData:
