@@ -196,13 +196,13 @@ def test_locks_written_before_read_back_byte_identical(tmp_path):
     assert set(load_lock(GOLDEN / "local.lock.yaml").sections) == set(BENCHMARKS)
 
 
-@pytest.mark.parametrize("benchmark", BENCHMARKS)
-def test_a_record_round_trips_and_equals_itself(benchmark, tmp_path):
+@pytest.mark.parametrize("name", BENCHMARKS)  # not `benchmark`: pytest-benchmark's fixture
+def test_a_record_round_trips_and_equals_itself(name, tmp_path):
     from rmeval.lock.section import section_providers
 
-    provider = section_providers()[benchmark]
+    provider = section_providers()[name]
     path = tmp_path / "manifest.json"
-    path.write_text(json.dumps(_manifest(f"{benchmark}.local")), encoding="utf-8")
+    path.write_text(json.dumps(_manifest(f"{name}.local")), encoding="utf-8")
     record = provider.build({"manifest": str(path)})
     again = provider.parse(record.to_dict(), "lock.yaml")
     assert again == record and provider.diff(record, again) == []
