@@ -182,11 +182,11 @@ def test_prepare_writes_both_tables_and_the_manifest_and_a_changed_file_is_stopp
     assert manifest["splits"]["gpt"]["pairs"] == 12 and manifest["splits"]["claude"]["categories"]["overall"] == 8
     assert manifest["splits"]["gpt"]["published_bytes"] is False  # our own fixture, not the authors' file
     assert len(pd.read_parquet(out / "pairwise" / "claude.parquet")) == 3 * 8
-    record = lock.build({"manifest": out / "manifest.json"})
-    parsed = lock.parse(record.to_dict(), "lock.yaml")
+    record = lock.LOCK_SECTION.build({"manifest": out / "manifest.json"})
+    parsed = lock.LOCK_SECTION.parse(record.to_dict(), "lock.yaml")
     assert parsed.split_sha256() == {split: manifest["splits"][split]["sha256"] for split in ("gpt", "claude")}
-    assert lock.diff(record, parsed) == []
-    assert lock.summary_rows(record)[0][1] == "judgebench gpt"
+    assert lock.LOCK_SECTION.diff(record, parsed) == []
+    assert lock.LOCK_SECTION.summary_rows(record)[0][1] == "judgebench gpt"
     changed = folder / file_name("gpt")
     changed.write_text(changed.read_text().replace("Question 0", "Question zero"))
     with pytest.raises(RmevalError, match="differ from the locked bytes"):
@@ -195,7 +195,8 @@ def test_prepare_writes_both_tables_and_the_manifest_and_a_changed_file_is_stopp
     locked = parsed.split_sha256()["gpt"]
     (problem,) = plan.file_problems("gpt", str(changed), locked)
     assert problem.what.endswith(f"the lock's ({locked[:16]}...)")
-    assert lock.diff(record, lock.build({"manifest": out / "manifest.json"})) == []  # nothing was rewritten
+    rebuilt = lock.LOCK_SECTION.build({"manifest": out / "manifest.json"})
+    assert lock.LOCK_SECTION.diff(record, rebuilt) == []  # nothing was rewritten
 
 
 def test_the_scenario_fixtures_are_the_generated_ones():
@@ -236,8 +237,8 @@ def test_the_hub_source_reads_the_cache_at_its_commit_and_records_it(tmp_path, m
     assert prepare.main(["--source", "hub", "--splits", "gpt", "--out", str(out)]) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["dataset"] == "ScalerLab/JudgeBench" and manifest["splits"]["gpt"]["resolved_revision"] == commit
-    record = lock.build({"manifest": out / "manifest.json"})
-    assert record.resolved_revision() == commit and lock.summary_rows(record)[0][2].startswith(
+    record = lock.LOCK_SECTION.build({"manifest": out / "manifest.json"})
+    assert record.resolved_revision() == commit and lock.LOCK_SECTION.summary_rows(record)[0][2].startswith(
         f"ScalerLab/JudgeBench@{commit}")
     with pytest.raises(RmevalError, match="differ from the locked bytes"):
         prepare.main(["--source", "hub", "--revision", commit, "--splits", "gpt", "--out", str(out),
@@ -249,8 +250,8 @@ def test_a_run_following_a_lock_reads_its_commit_and_its_bytes(tmp_path, monkeyp
     from rmeval.registry import load_registry
     from rmeval.run_plan import PlanContext
 
-    record = lock.DataLock({"source": "hub", "dataset": "ScalerLab/JudgeBench", "revision": None,
-                            "splits": {"gpt": {"sha256": "a" * 64, "resolved_revision": "c" * 40}}})
+    record = lock.DataLock(lock.KEY, {"source": "hub", "dataset": "ScalerLab/JudgeBench", "revision": None,
+                                      "splits": {"gpt": {"sha256": "a" * 64, "resolved_revision": "c" * 40}}})
     monkeypatch.setattr(lockfile, "load_lock", lambda path: type("Lock", (), {"sections": {"judgebench": record}}))
     config = {"models": ["length-baseline"], "judgebench": {"enabled": True, "source": "hub", "path": None,
                                                            "revision": None, "splits": ["gpt"], "models": None}}

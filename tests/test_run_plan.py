@@ -282,3 +282,24 @@ def test_a_baseline_plans_on_every_benchmark_with_nothing_to_fetch():
     problems = collect(plan_run(with_model, locate).preflight_plan(), env={"HF_HUB_OFFLINE": "1"},
                        probe=lambda *a: None, in_cache=lambda repo, rev: False, dataset_cached=lambda name: True)
     assert any(SKYWORK in p.line() for p in problems) and not any("length-baseline" in p.line() for p in problems)
+
+
+def test_a_section_s_models_are_its_own_or_the_run_s_and_a_direct_only_one_refuses_pairwise_judges(tmp_path):
+    from rmeval.run_plan import PlanContext
+
+    context = PlanContext(load_registry(str(REPO_ROOT / "config" / "models.yaml")), {}, str, tmp_path, None)
+    judge = {"name": "pj", "path": "loopback/judge", "adapter": "judge", "resources": {"gpu": 0},
+             "options": {"mode": "pairwise", "base_url": "http://127.0.0.1:1/v1"}}
+    config: dict[str, Any] = {"models": ["length-baseline"], "bench": {"models": None}}
+    specs, keys = context.section_models(config, "bench", "bench.models")
+    assert list(specs) == ["length-baseline"] and keys == {"length-baseline": "models[0] (length-baseline)"}
+    config["bench"]["models"] = [judge]
+    specs, keys = context.section_models(config, "bench", "bench.models")  # a benchmark that takes judges
+    assert specs["pj"].judge_mode == "pairwise" and keys == {"pj": "bench.models[0] (pj)"}
+    with pytest.raises(RmevalError, match=r"config: bench.models: \['pj'\] are pairwise judges; it rates each "
+                                          r"response on its own \(use `judge_mode: direct`\)"):
+        context.section_models(config, "bench", "bench.models", direct_only="it rates each response on its own")
+    config["bench"]["models"] = []
+    with pytest.raises(RmevalError, match=r"config: bench.enabled is true but bench.models \(or the top-level "
+                                          r"models\) is empty"):
+        context.section_models(config, "bench", "bench.models")

@@ -74,6 +74,23 @@ class PlanContext:
         specs = resolve_models(entries, {**self.registry, **self.defined}, where=where)
         return {spec.name: spec for spec in specs}
 
+    def section_models(self, config: Mapping[str, Any], section: str, models_key: str,
+                       direct_only: str = "") -> tuple[dict[str, ModelSpec], dict[str, str]]:
+        """A benchmark section's models, as specs and the config keys naming them (`model_keys`): its own list at
+        `models_key`, or with `models: null` the run's top-level `models`. None is an error; so is a pairwise judge
+        where `direct_only` says why the benchmark rates each response on its own."""
+        own = config[section]["models"]
+        key, entries = (models_key, own) if own is not None else ("models", config["models"])
+        specs = self.resolve(entries, key)
+        if not specs:
+            raise RmevalError(f"config: {section}.enabled is true but {section}.models (or the top-level models) is "
+                              "empty")
+        pairwise = [name for name, spec in specs.items() if spec.judge_mode == "pairwise"]
+        if direct_only and pairwise:
+            raise RmevalError(f"config: {section}.models: {pairwise} are pairwise judges; {direct_only} (use "
+                              "`judge_mode: direct`)")
+        return specs, model_keys(key, entries)
+
 
 @dataclass(frozen=True)
 class ScoreJobs:

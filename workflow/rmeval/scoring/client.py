@@ -166,10 +166,7 @@ class Channel:
             self.conn.send(("close", None))
         except OSError:
             pass
-        try:
-            self.conn.close()
-        except OSError:
-            pass
+        _close(self.conn)
 
 
 class RemoteScorer(RewardScorer):
@@ -241,14 +238,15 @@ def launch_for(request: JobRequest, run_id: str | None = None) -> ServerLaunch:
     return ServerLaunch(address, command, run_id, gpus, request.max_replicas)
 
 
-def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Channel, dict[str, Any]] | None:
-    """A channel to a live, ready server, or None (no socket, nobody listening, or it closed on us)."""
+def _hello(address: ServerAddress, model: str, hang_s: float, what: str,
+           **extra: Any) -> tuple[Channel, dict[str, Any]] | None:
+    """A new channel to the server at `address` and its answer to `hello` (`extra` added to the request), or None:
+    no socket, nobody listening, or it closed on us (it was exiting as we connected)."""
     from multiprocessing.connection import Client
-
 
     fd = None
     try:
-        name, fd = socket_name(launch.address.socket)
+        name, fd = socket_name(address.socket)
         conn = Client(name, family="AF_UNIX")
     except (FileNotFoundError, ConnectionRefusedError):
         return None
@@ -256,16 +254,32 @@ def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Chann
         if fd is not None:
             os.close(fd)
 
-    channel = Channel(conn, launch.address, model, hang_s)
-    channel.pid = read_state(launch.address).get("pid", "?")  # a hang in the handshake can then be killed
+    channel = Channel(conn, address, model, hang_s)
+    channel.pid = read_state(address).get("pid", "?")  # a hang in the handshake can then be named and killed
     try:
-        info = channel.call("hello", {"key": launch.address.key, "protocol": PROTOCOL}, what="the handshake")
+        reply = channel.call("hello", {"key": address.key, "protocol": PROTOCOL, **extra}, what=what)
     except ModelServerError as error:
-        if "died" in str(error):  # it was exiting as we connected: start another
+        _close(conn)
+        if "died" in str(error):
             return None
         raise
-    channel.pid = info["pid"]
-    return channel, info
+    return channel, reply
+
+
+def _close(conn: Any) -> None:
+    try:
+        conn.close()
+    except OSError:
+        pass
+
+
+def _try_connect(launch: ServerLaunch, model: str, hang_s: float) -> tuple[Channel, dict[str, Any]] | None:
+    """A channel to a live, ready server, or None (no socket, nobody listening, or it closed on us: start
+    another)."""
+    connected = _hello(launch.address, model, hang_s, "the handshake")
+    if connected is not None:
+        connected[0].pid = connected[1]["pid"]
+    return connected
 
 
 def _process_running(pid: int) -> bool:
@@ -325,32 +339,11 @@ def _wait_ready(launch: ServerLaunch, model: str, hang_s: float,
 
 def _probe(address: ServerAddress, model: str, hang_s: float) -> int | None:
     """A ready replica's load (jobs it serves), or None when it does not answer (still loading, or exiting)."""
-    from multiprocessing.connection import Client
-
-
-    fd = None
-    try:
-        name, fd = socket_name(address.socket)
-        conn = Client(name, family="AF_UNIX")
-    except (FileNotFoundError, ConnectionRefusedError):
+    answered = _hello(address, model, hang_s, "a probe", probe=True)
+    if answered is None:
         return None
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-    channel = Channel(conn, address, model, hang_s)
-    channel.pid = read_state(address).get("pid", "?")  # so that a hung one can be named and killed
-    try:
-        reply = channel.call("hello", {"key": address.key, "protocol": PROTOCOL, "probe": True}, what="a probe")
-    except ModelServerError as error:
-        if "died" in str(error):
-            return None
-        raise
-    finally:
-        try:
-            conn.close()
-        except OSError:
-            pass
+    channel, reply = answered
+    _close(channel.conn)
     return int(reply["active"])
 
 

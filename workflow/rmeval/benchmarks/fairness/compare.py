@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rmeval.errors import RmevalError
 from rmeval.paired_difference import Difference, Interval, undefined
 
 if TYPE_CHECKING:
@@ -53,13 +52,7 @@ def _load(context: CompareContext) -> tuple[list[Loaded], list[str], list[str]]:
     """The models with complete scores, the groups they share, and notes on what was left out."""
     from rmeval.benchmarks.fairness.stats.loading import load_scores
 
-    loaded: dict[str, Any] = {}
-    notes = []
-    for model in context.model_folders():
-        try:
-            loaded[model] = load_scores(context.scores, [model]).models[0]
-        except RmevalError as error:
-            notes.append(f"{model} left out: {error}")
+    loaded, notes = context.read_models(lambda model: load_scores(context.scores, [model]).models[0])
     if not loaded:
         return [], [], notes
     counts = Counter(frozenset(scores.group_names) for scores in loaded.values())

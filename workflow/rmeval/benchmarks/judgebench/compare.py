@@ -70,13 +70,7 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
     from rmeval.run_outputs.compare.parts import ComparisonPart, Metric
 
     data_root = context.data or context.root / ROOT
-    found: dict[str, Correct] = {}
-    notes = []
-    for model in context.model_folders():
-        try:
-            found[model] = read_model(context, model, data_root)
-        except RmevalError as error:
-            notes.append(f"{model} left out: {error}")
+    found, notes = context.read_models(lambda model: read_model(context, model, data_root))
     names = [metric_name(split, category) for split in SPLITS for category in (*CATEGORIES, OVERALL)
              if any(metric_name(split, category) in item.items for item in found.values())]
     estimates: dict[tuple[str, str], Interval] = {

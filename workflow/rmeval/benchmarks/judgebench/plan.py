@@ -136,14 +136,10 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from rmeval.benchmarks.catalogue import scores_dir
     from rmeval.benchmarks.judgebench.loading import local_file, split_names
     from rmeval.benchmarks.judgebench.official import SPLITS
-    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
+    from rmeval.run_plan import BenchmarkPlan, ScoreJobs
 
     section = config[BENCHMARK.enabled_by]
-    models_key = BENCHMARK.models_key if section["models"] is not None else "models"
-    entries = section["models"] if section["models"] is not None else config["models"]
-    specs = context.resolve(entries, models_key)
-    if not specs:
-        raise RmevalError("config: judgebench.enabled is true but judgebench.models (or `models`) is empty")
+    specs, keys = context.section_models(config, BENCHMARK.enabled_by, BENCHMARK.models_key)
     pairwise, warnings = pairwise_judges(specs)
     splits = tuple(split.name for split in split_names(list(section["splits"]), "config: judgebench.splits"))
     published_splits(specs, splits)
@@ -163,7 +159,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     return BenchmarkPlan(
         name=BENCHMARK.name,
         models=specs,
-        model_keys=model_keys(models_key, entries),
+        model_keys=keys,
         score_jobs=(ScoreJobs(BENCHMARK.stage(SCORE_RULE), own.models, splits, data),),
         needs=needs(local_inputs, locked),
         pending={PREPARE_RULE: [MANIFEST]},

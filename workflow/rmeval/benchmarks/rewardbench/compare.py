@@ -157,17 +157,12 @@ def _read(context: CompareContext) -> tuple[list[Items], list[str]]:
         raise RmevalError(f"{data_path}: the prepared {version.title} table is missing (run `rmeval "
                           f"rewardbench-prepare --version {version.name}`, or pass --data)")
     data = pd.read_parquet(data_path)
-    read, notes = [], []
-    tables: dict[str, tuple[Path, pd.DataFrame]] = {}
-    for model in context.model_folders():
-        path = context.scores / model / f"{version.name}.parquet"
-        if not path.is_file():
-            notes.append(f"{model} left out: no score file {path}.")
-            continue
-        tables[model] = (path, pd.read_parquet(path))
+    paths, notes = context.score_files(version.name)
+    tables = {model: (path, pd.read_parquet(path)) for model, path in paths.items()}
     data, note = common_prompts(data, {model: table for model, (_, table) in tables.items()})
     notes += [note] if note else []
     layout = Layout.of(data)
+    read = []
     for model, (path, table) in tables.items():
         rewards, mode = rewards_of(data, table[table["id"].astype(str).isin(data["id"])], path)
         read.append(layout.items(rewards, mode, model, version is V1))

@@ -18,20 +18,12 @@ if TYPE_CHECKING:
 def plan_version(version: Version, config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from rmeval.benchmarks import benchmark
     from rmeval.preflight import Check, DatasetNeed, FileNeed, Needs
-    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys, with_run_settings
+    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, with_run_settings
 
     bench = benchmark(version.name)
     section = with_run_settings(config, version.name, ("bootstrap", "seed"))
-    # No model list of its own (null): the run's top-level `models`.
-    models_key = bench.models_key if section["models"] is not None else "models"
-    entries = section["models"] if section["models"] is not None else config["models"]
-    specs = context.resolve(entries, models_key)
-    if not specs:
-        raise RmevalError(f"config: {version.name}.enabled is true but {version.name}.models is empty")
-    pairwise = [name for name, spec in specs.items() if spec.judge_mode == "pairwise"]
-    if pairwise:
-        raise RmevalError(f"config: {version.name}.models: {pairwise} are pairwise judges; RewardBench rates each "
-                          "completion on its own (use `judge_mode: direct`)")
+    specs, keys = context.section_models(config, version.name, bench.models_key,
+                                         direct_only="RewardBench rates each completion on its own")
     local = section["source"] == "local"
     if local and not section["path"]:
         raise RmevalError(f"config: {version.name}.source is local but {version.name}.path is not set")
@@ -58,7 +50,7 @@ def plan_version(version: Version, config: Mapping[str, Any], context: PlanConte
     return BenchmarkPlan(
         name=version.name,
         models=specs,
-        model_keys=model_keys(models_key, entries),
+        model_keys=keys,
         score_jobs=(ScoreJobs(bench.stage(version.score_rule), models, (version.name,),
                               lambda model, table: version.data, settings=score_settings(version, section)),),
         needs=needs,

@@ -119,13 +119,7 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
     from rmeval.run_outputs.compare.parts import ComparisonPart, Metric
 
     data_dir = context.data or context.root / Path(DATA).parent
-    found: dict[str, Outcomes] = {}
-    notes = []
-    for model in context.model_folders():
-        try:
-            found[model] = outcomes(context, model, data_dir)
-        except RmevalError as error:
-            notes.append(f"{model} left out: {error}")
+    found, notes = context.read_models(lambda model: outcomes(context, model, data_dir))
     lowest = min((item.lowest for item in found.values()), default=0.0)
     estimates: dict[tuple[str, str], Interval] = {}
     for model, item in found.items():

@@ -120,12 +120,9 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
     texts, items = pd.read_parquet(data), pd.read_parquet(data.with_name("items.parquet"))
     average = context.options.get("average") or ITEMS
     layout = Layout.of(texts, items)
-    frames, notes = {}, []
-    for model in context.model_folders():
-        path = context.scores / model / f"{TABLE}.parquet"
-        if not path.is_file():
-            notes.append(f"{model} left out: no score file {path}.")
-            continue
+    paths, notes = context.score_files(TABLE)
+    frames = {}
+    for model, path in paths.items():
         rewards, _ = rewards_of(texts, pd.read_parquet(path), path)
         frames[model] = layout.frame(rewards)
     frames, note = common_items(frames)

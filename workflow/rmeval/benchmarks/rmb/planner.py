@@ -46,19 +46,12 @@ def json_files(path: str, workdir: Path) -> list[str]:
 def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from rmeval.benchmarks import benchmark
     from rmeval.preflight import Check, Needs, UrlNeed
-    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
+    from rmeval.run_plan import BenchmarkPlan, ScoreJobs
 
     bench = benchmark(NAME)
     section = config[NAME]
-    models_key = bench.models_key if section["models"] is not None else "models"
-    entries = section["models"] if section["models"] is not None else config["models"]
-    specs = context.resolve(entries, models_key)
-    if not specs:
-        raise RmevalError("config: rmb.enabled is true but rmb.models (or the top-level models) is empty")
-    pairwise = [name for name, spec in specs.items() if spec.judge_mode == "pairwise"]
-    if pairwise:
-        raise RmevalError(f"config: rmb.models: {pairwise} are pairwise judges; RMB rewards each response on its own "
-                          "(use `judge_mode: direct`)")
+    specs, keys = context.section_models(config, NAME, bench.models_key,
+                                         direct_only="RMB rewards each response on its own")
     local = section["source"] == "local"
     if local and not section["path"]:
         raise RmevalError("config: rmb.source is local but rmb.path is not set")
@@ -77,7 +70,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     return BenchmarkPlan(
         name=NAME,
         models=specs,
-        model_keys=model_keys(models_key, entries),
+        model_keys=keys,
         score_jobs=(ScoreJobs(bench.stage(SCORE_RULE), models, (TABLE,), lambda model, table: DATA),),
         needs=needs,
         pending={PREPARE_RULE: [DATA]},

@@ -77,11 +77,11 @@ def download(revision: str, folder: Path, url: str | None = None) -> tuple[Path,
 
 def locked_files(lock: str) -> dict[str, str] | None:
     """The file hashes a lock recorded for RMB (its `rmb_data.files`), or None when it has no RMB section."""
-    from rmeval.io.yaml_io import load_yaml
+    from rmeval.benchmarks.rmb.lock import KEY
+    from rmeval.lock.manifest import locked_record
 
-    document = load_yaml(Path(lock).read_text(encoding="utf-8")) or {}
-    record = document.get("rmb_data")
-    return {str(k): str(v) for k, v in record["files"].items()} if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
+    files = (locked_record(lock, KEY) or {}).get("files")
+    return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else None
 
 
 def check_against_lock(files: dict[str, str], locked: dict[str, str], lock: str) -> None:

@@ -95,13 +95,8 @@ def comparison_part(context: CompareContext) -> ComparisonPart:
                           "pass --data)")
     data = pd.read_parquet(data_path)
     layout = Layout.of(data)
-    scored, notes = [], []
-    for model in context.model_folders():
-        path = context.scores / model / f"{TABLE}.parquet"
-        if not path.is_file():
-            notes.append(f"{model} left out: no score file {path}.")
-            continue
-        scored.append(read_model(layout, data, path, model))
+    paths, notes = context.score_files(TABLE)
+    scored = [read_model(layout, data, path, model) for model, path in paths.items()]
     engine = Engine(scored)
     metrics = (*(Metric(domain_metric(d), d, True, False, 2, "%") for d in DOMAINS),
                *(Metric(difficulty_metric(d), d, True, False, 2, "%") for d in DIFFICULTIES),

@@ -31,20 +31,12 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     from rmeval.benchmarks.rmbench.lock import locked_record
     from rmeval.benchmarks.rmbench.official import HF_ID
     from rmeval.preflight import Check, DatasetNeed, FileNeed, Needs
-    from rmeval.run_plan import BenchmarkPlan, ScoreJobs, model_keys
+    from rmeval.run_plan import BenchmarkPlan, ScoreJobs
 
     bench = benchmark(NAME)
     section = config[NAME]
-    # No model list of its own (null): the run's top-level `models`.
-    models_key = bench.models_key if section["models"] is not None else "models"
-    entries = section["models"] if section["models"] is not None else config["models"]
-    specs = context.resolve(entries, models_key)
-    if not specs:
-        raise RmevalError(f"config: {NAME}.enabled is true but {NAME}.models is empty")
-    pairwise = [name for name, spec in specs.items() if spec.judge_mode == "pairwise"]
-    if pairwise:
-        raise RmevalError(f"config: {NAME}.models: {pairwise} are pairwise judges; RM-Bench rates each response on "
-                          "its own (use `judge_mode: direct`)")
+    specs, keys = context.section_models(config, NAME, bench.models_key,
+                                         direct_only="RM-Bench rates each response on its own")
     local = section["source"] == "local"
     if local and not section["path"]:
         raise RmevalError(f"config: {NAME}.source is local but {NAME}.path is not set")
@@ -67,7 +59,7 @@ def plan(config: Mapping[str, Any], context: PlanContext) -> BenchmarkPlan:
     return BenchmarkPlan(
         name=NAME,
         models=specs,
-        model_keys=model_keys(models_key, entries),
+        model_keys=keys,
         # run_rm.py is a RewardBench fork: its input is RewardBench v1's (truncated from the left)
         score_jobs=(ScoreJobs(bench.stage(SCORE_RULE), models, (TABLE,), lambda model, table: DATA,
                               settings=score_settings(V1, section)),),

@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rmeval.benchmarks.catalogue import Benchmark
+from rmeval.errors import RmevalError
 from rmeval.paired_difference import Difference, Interval
+
+Read = TypeVar("Read")
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,29 @@ class CompareContext:
             return []
         return sorted(path.name for path in self.scores.iterdir() if path.is_dir()
                       and (any(path.glob("*.parquet")) or any(path.glob("*.csv"))))
+
+    def read_models(self, read: Callable[[str], Read]) -> tuple[dict[str, Read], list[str]]:
+        """Each model folder (`model_folders`) read by `read`, and a note `<model> left out: <why>` for each it
+        could not read (its RmevalError): a comparison of the others, not a stop."""
+        found: dict[str, Read] = {}
+        notes: list[str] = []
+        for model in self.model_folders():
+            try:
+                found[model] = read(model)
+            except RmevalError as error:
+                notes.append(f"{model} left out: {error}")
+        return found, notes
+
+    def score_files(self, table: str) -> tuple[dict[str, Path], list[str]]:
+        """model -> its score file `<scores>/<model>/<table>.parquet` (model folders without one are left out, with
+        a note); reading them is the caller's, whose errors stop the comparison."""
+        def score_file(model: str) -> Path:
+            path = self.scores / model / f"{table}.parquet"
+            if not path.is_file():
+                raise RmevalError(f"no score file {path}.")
+            return path
+
+        return self.read_models(score_file)
 
 
 @dataclass(frozen=True)
