@@ -119,8 +119,8 @@ SCENARIO_RUN_GROUPS = {"e2e_run": "fairness", "both_branches_run": "both-branche
 # scheduler, so it starts first): `--dist loadgroup --no-loadscope-reorder` hands groups to the two workers in this
 # order, so the long ones start at once and the short files fill in around them. test_scoring_engine.py holds the
 # cold TorchInductor compile (about 45 s): left to its file order it started at 77 % of the run and ended at 99 %.
-LONGEST_GROUPS_FIRST = ("tests/test_slurm.py", "fairness", "tests/test_run_command_e2e.py", "drills",
-                        "tests/test_model_server.py", "tests/test_vllm_drills.py", "tests/test_vllm_parity.py",
+LONGEST_GROUPS_FIRST = ("tests/test_slurm.py", "tests/test_slurm_vllm.py", "fairness", "tests/test_run_command_e2e.py",
+                        "drills", "tests/test_model_server.py", "tests/test_vllm_drills.py", "tests/test_vllm_parity.py",
                         "tests/test_scoring_engine.py", "both-branches", "tests/test_corpus_e2e.py", "tests/test_lock.py",
                         "tests/test_judge_e2e.py", "tests/test_models_native_heads.py", "tests/test_perf_smoke.py")
 

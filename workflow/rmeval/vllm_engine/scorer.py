@@ -45,6 +45,17 @@ def server_log(name: str) -> Path:
     return (folder / f"{safe}-{os.getpid()}.log").resolve()
 
 
+def device_statement(options: ServerOptions, asked_gpus: int) -> str:
+    """Where the server runs, said plainly: GPUs an allocation grants but CUDA cannot see (a count-only gres, a CPU
+    torch) are named as unused, never claimed."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if options.device == "cuda":
+        return f"CUDA, tensor parallel {options.tensor_parallel} (CUDA_VISIBLE_DEVICES={visible})"
+    unused = f"; the {asked_gpus} GPU(s) asked for stay unused: torch sees no CUDA device (CUDA_VISIBLE_DEVICES=" \
+        f"{visible})" if asked_gpus else ""
+    return f"the CPU, tensor parallel 1, {options.threads or 'all'} thread(s){unused}"
+
+
 class VllmScorer(SequenceClassificationScorer):
     """Tokenises like the transformers adapter; runs the forward passes in a vLLM server (started, or at a URL)."""
 
@@ -82,9 +93,13 @@ class VllmScorer(SequenceClassificationScorer):
         self.sent_tokens = 0
 
     def _start_server(self) -> VllmProcess:
-        from rmeval.vllm_engine.environment import find_environment
+        from rmeval.vllm_engine.environment import build_problem, find_environment
 
+        environment = find_environment()
         cuda = self.runtime.device != "cpu"
+        problem = build_problem(environment.build, cuda, environment.path)
+        if problem is not None:
+            raise RmevalError(problem)
         threads = None
         if not cuda:
             import torch
@@ -94,7 +109,9 @@ class VllmScorer(SequenceClassificationScorer):
                                 tensor_parallel=max(1, self.spec.resources.gpu) if cuda else 1,
                                 device="cuda" if cuda else "cpu", threads=threads,
                                 trust_remote_code=self.spec.trust_remote_code)
-        server = VllmProcess(find_environment(), options, server_log(self.spec.name), self.spec.name)
+        print(f"rmeval score: vLLM for {self.spec.name!r}: {device_statement(options, self.spec.resources.gpu)}",
+              file=sys.stderr, flush=True)
+        server = VllmProcess(environment, options, server_log(self.spec.name), self.spec.name)
         server.start()
         return server
 
@@ -160,7 +177,9 @@ class VllmScorer(SequenceClassificationScorer):
             engine.update({"environment": str(environment_path()), "vllm": server.environment.record.get("vllm"),
                            "pid": server.process.pid if server.process is not None else None, "log": str(server.log),
                            "ready_s": round(server.ready_s, 1), "starts": server.starts,
-                           "tensor_parallel_size": server.options.tensor_parallel})
+                           "device": server.options.device, "build": server.environment.build,
+                           "tensor_parallel_size": server.options.tensor_parallel,
+                           "where": device_statement(server.options, self.spec.resources.gpu)})
         return {
             "revision": self.revision,
             "dtype": self.runtime.dtype,
@@ -182,6 +201,9 @@ class VllmScorer(SequenceClassificationScorer):
             return "unknown"
 
     def close(self) -> None:
-        if self.server is not None:
+        if self.server is not None and self.server.process is not None:
+            pid = self.server.process.pid
             self.server.stop()
+            print(f"rmeval score: stopped the vLLM server for {self.spec.name!r} (pid {pid}, its engine cores with it)",
+                  file=sys.stderr, flush=True)
         self.session.close()
