@@ -55,6 +55,13 @@ def pytest_configure(config: pytest.Config) -> None:
         empty.write_text("")
         os.environ["SLURM_CONF"] = str(empty)
         os.environ[NO_SLURM_CONTROLLER_ENV] = "no Slurm controller answers `scontrol show config`"
+    # Each xdist worker gets its share of the cores for torch's and OpenBLAS's threads (OpenMP reads this at
+    # import). Left at one thread per core, two workers on two cores run four spinning OpenMP teams and every small op
+    # waits for a time slice: the tiny model's 40 rows scored one at a time took 14 s instead of 1 s beside another
+    # worker (AMD EPYC, 2 cores). Snakemake jobs get their rule's `threads:` from Snakemake itself.
+    workers = getattr(config.option, "numprocesses", None)
+    if not os.environ.get("PYTEST_XDIST_WORKER") and isinstance(workers, int) and workers > 1:
+        os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
 @pytest.fixture(scope="session")

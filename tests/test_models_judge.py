@@ -8,11 +8,14 @@ RewardMATH_pairwise.json records for it."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from unittest import mock
 
 import pandas as pd
 import pytest
@@ -83,6 +86,17 @@ def _score(spec: str, data: Path, output: Path) -> subprocess.CompletedProcess:
          "--output", str(output), "--progress-every", "0", "--checkpoint-every", "4"],
         capture_output=True, text=True, check=False, env=env,
     )
+
+
+def _score_here(spec: str, data: Path, output: Path) -> subprocess.CompletedProcess:
+    """`_score` through the same CLI in this process: what a fresh interpreter adds (the key read from the environment
+    at start, a killed process) is the subprocess tests' business; here it would cost a second an interpreter."""
+    args = ["score", "--spec", spec, "--task", "pairs", "--input", str(data), "--output", str(output),
+            "--progress-every", "0", "--checkpoint-every", "4"]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with mock.patch.dict(os.environ, {KEY_ENV: SECRET}), redirect_stdout(stdout), redirect_stderr(stderr):
+        code = rmeval(args)
+    return subprocess.CompletedProcess(args, code, stdout.getvalue(), stderr.getvalue())
 
 
 def _csv(path: Path) -> list[dict[str, str]]:
@@ -192,7 +206,7 @@ def test_pairwise_judge_in_both_orders_matches_a_hand_computation(sample_tables:
     output = scores / "judge-pair" / "algebra.parquet"
     with JudgeServer() as server:
         spec = _spec("judge-pair", server, tmp_path / "cache", "pairwise", both_orders=True, n=3, temperature=0.7)
-        result = _score(spec, data, output)
+        result = _score_here(spec, data, output)
         assert result.returncode == 0, result.stderr
         assert server.requests == 18 * 2, "two orders for each of the nine rejected solutions of two problems"
         assert all(body["n"] == 3 and body["temperature"] == 0.7 for body in server.bodies)
@@ -259,10 +273,10 @@ def test_pairwise_judge_in_both_orders_matches_a_hand_computation(sample_tables:
 def test_pairwise_needs_recorded_positions_or_seeded(sample_tables: Path, tmp_path: Path) -> None:
     data = sample_tables / "data" / "algebra.parquet"  # no chosen_position column
     with JudgeServer() as server:
-        failed = _score(_spec("judge-pair", server, tmp_path / "cache", "pairwise"), data, tmp_path / "o.parquet")
+        failed = _score_here(_spec("judge-pair", server, tmp_path / "cache", "pairwise"), data, tmp_path / "o.parquet")
         assert failed.returncode == 2 and "no recorded chosen_position" in failed.stderr
         assert server.requests == 0
-        seeded = _score(_spec("judge-pair", server, tmp_path / "cache", "pairwise", positions="seeded"), data,
+        seeded = _score_here(_spec("judge-pair", server, tmp_path / "cache", "pairwise", positions="seeded"), data,
                         tmp_path / "s.parquet")
         assert seeded.returncode == 0, seeded.stderr
         assert server.requests == 18
@@ -289,7 +303,7 @@ def test_max_length_truncates_solutions_and_flags_them(sample_tables: Path, tmp_
     data = sample_tables / "data" / "algebra.parquet"
     output = tmp_path / "o.parquet"
     with JudgeServer() as server:
-        result = _score(_spec("j", server, tmp_path / "c", "direct", max_tokens=64, chars_per_token=3.0)
+        result = _score_here(_spec("j", server, tmp_path / "c", "direct", max_tokens=64, chars_per_token=3.0)
                         .replace('"max_length": 8192', '"max_length": 300'), data, output)
         assert result.returncode == 0, result.stderr
         sent = [len(b["messages"][0]["content"]) + len(b["messages"][1]["content"]) for b in server.bodies]

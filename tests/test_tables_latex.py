@@ -13,7 +13,7 @@ from latex_helpers import compile_tables, needs_pdflatex
 from rmeval.benchmarks.fairness.stats.tables import column_for
 from rmeval.cli import main as rmeval_main
 from test_stats_cli import SNAPSHOT_SHA
-from test_stats_reproduction import EIGHT_GROUPS, run_eight_group_stats, write_rewardmath_metrics
+from test_stats_reproduction import EIGHT_GROUPS, write_eight_group_scores, write_rewardmath_metrics
 
 P_COLUMNS = {"p_value", "welch_p", "kruskal_p", "perm_p_value", "group_p", "length_p", "p_adj"}
 
@@ -42,9 +42,10 @@ def _manifests(folder: Path) -> Path:
 def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("latex")
     scores_root = root / "first"
-    out = run_eight_group_stats(scores_root)  # without manifests, then again with them
+    scores = write_eight_group_scores(scores_root / "scores")
+    out = scores_root / "results" / "tables"  # where the run-level commands read them (run_eight_group_stats)
     manifests = _manifests(root / "data")
-    assert rmeval_main(["fairness-stats", "--scores", str(scores_root / "scores"), "--out", str(out),
+    assert rmeval_main(["fairness-stats", "--scores", str(scores), "--out", str(out),
                         "--bootstrap", "100", "--permutations", "100", "--manifests", str(manifests),
                         "--registry", str(Path(__file__).resolve().parents[1] / "config/models.yaml"),
                         "--ranks", '{"my-rm": null}']) == 0
