@@ -43,6 +43,18 @@ find_abstracts() {
   fi
 }
 
+# A mode that needs the GPU: stop (exit 2) with `hint` where there is none; else name the GPU (with any extra
+# nvidia-smi fields) and make sure rmeval is importable.
+require_gpu() {
+  local hint="$1" extra="${2:+,$2}"
+  if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "bench_gpu.sh: no NVIDIA GPU here; $hint" >&2
+    exit 2
+  fi
+  nvidia-smi --query-gpu="name,memory.total$extra" --format=csv,noheader >&2
+  python -c "import rmeval" 2>/dev/null || python -m pip install -q -e . >&2
+}
+
 case "$mode" in
   prepare)
     source_file="$shared/$abstracts_name"
@@ -59,12 +71,7 @@ case "$mode" in
     ;;
   gpu)
     data="$(find_abstracts)"
-    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-      echo "bench_gpu.sh: no NVIDIA GPU here; use 'bash perf/bench_gpu.sh cpu-check' to check the code" >&2
-      exit 2
-    fi
-    nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader >&2
-    python -c "import rmeval" 2>/dev/null || python -m pip install -q -e . >&2
+    require_gpu "use 'bash perf/bench_gpu.sh cpu-check' to check the code" "clocks.max.sm"
     workdir="${BENCH_WORKDIR:-$(mktemp -d)}"
     peak_args=()
     if [ -n "${BENCH_PEAK_TFLOPS:-}" ]; then peak_args=(--peak-tflops "$BENCH_PEAK_TFLOPS"); fi
@@ -73,24 +80,14 @@ case "$mode" in
     ;;
   warm-server)
     data="$(find_abstracts)"
-    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-      echo "bench_gpu.sh: no NVIDIA GPU here; 'python perf/bench_warm_server.py' measures the CPU path" >&2
-      exit 2
-    fi
-    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2
-    python -c "import rmeval" 2>/dev/null || python -m pip install -q -e . >&2
+    require_gpu "'python perf/bench_warm_server.py' measures the CPU path"
     # 8 groups x BENCH_PAPERS papers, 2 models, each job asks for one GPU (bf16); cold first, then warm.
     timeout "${BENCH_TIMEOUT_S:-540}" python perf/bench_warm_server.py --device cuda --abstracts "$data" \
       --papers "${BENCH_PAPERS:-200}" --cores "${BENCH_CORES:-8}" --threads 2
     ;;
   replicas)
     data="$(find_abstracts)"
-    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-      echo "bench_gpu.sh: no NVIDIA GPU here; 'python perf/bench_replicas.py' measures the CPU path on fake GPUs" >&2
-      exit 2
-    fi
-    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2
-    python -c "import rmeval" 2>/dev/null || python -m pip install -q -e . >&2
+    require_gpu "'python perf/bench_replicas.py' measures the CPU path on fake GPUs"
     # One model (bf16, one GPU per job), 8 groups x BENCH_PAPERS papers: max_replicas 1 first, then as many as fit.
     # On a one-GPU machine both modes have one server (the replica mode then checks the path, not the gain).
     timeout "${BENCH_TIMEOUT_S:-540}" python perf/bench_replicas.py --device cuda --abstracts "$data" \
@@ -98,12 +95,7 @@ case "$mode" in
     ;;
   engines)
     data="$(find_abstracts)"
-    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-      echo "bench_gpu.sh: no NVIDIA GPU here; 'python perf/bench_engines.py --size tiny' checks the CPU path" >&2
-      exit 2
-    fi
-    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2
-    python -c "import rmeval" 2>/dev/null || python -m pip install -q -e . >&2
+    require_gpu "'python perf/bench_engines.py --size tiny' checks the CPU path"
     rmeval engine install vllm >&2
     # 125M parameters, BENCH_PROMPTS x 6 responses, bf16 on one GPU; the vLLM server's start-up is reported apart.
     RMEVAL_VLLM_ARGS="${RMEVAL_VLLM_ARGS:---gpu-memory-utilization 0.8}" \
