@@ -5,7 +5,8 @@
   transformers engine scores it. The port asked for ($RMEVAL_VLLM_PORT) is taken: another one is used.
 - A server that does not become ready within $RMEVAL_VLLM_READY_S: one line naming its log, within that time.
 - Nothing is left running: the model server SIGKILLed, or an in-process job SIGKILLed while its server starts, takes
-  the server and its engine cores along (parent-death signal, its own process group).
+  the server and its engine cores along (its own process group; the parent-death signal, and the guardian, which
+  sends SIGTERM to the group and SIGKILL after 20 s: vLLM's own shutdown can hang while its engine core starts).
 """
 
 from __future__ import annotations
@@ -162,6 +163,9 @@ def test_a_killed_job_leaves_no_server_running(drill: dict, tmp_path: Path) -> N
         job.kill()  # SIGKILL: the job stops nothing itself
         job.wait()
         _wait(lambda: not group_members(pid), 60, f"the vLLM server (group {pid}) to go")
+        log = next(tmp_path.glob("tiny-*.log"))
+        _wait(lambda: f"(group {pid}) is gone; stopped it" in log.read_text(errors="replace"), 10,
+              "the guardian's line in the server's log")
     finally:
         if job.poll() is None:
             job.kill()

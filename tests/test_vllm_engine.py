@@ -5,7 +5,12 @@ servers: tests/test_vllm_parity.py (parity) and tests/test_vllm_drills.py (fault
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +21,7 @@ from rmeval.registry import ModelSpec, spec_from_mapping
 from rmeval.run_command.models import Registry, Resolved, with_engine
 from rmeval.vllm_engine import environment, process
 from rmeval.vllm_engine.scorer import VllmScorer
+from vllm_helpers import group_members
 from workflow_helpers import REPO_ROOT
 
 
@@ -190,3 +196,79 @@ def test_where_the_server_runs_is_said_plainly(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
     on_gpus = process.ServerOptions(model="m", revision=None, dtype="bfloat16", tensor_parallel=2, device="cuda")
     assert device_statement(on_gpus, 2) == "CUDA, tensor parallel 2 (CUDA_VISIBLE_DEVICES=2,3)"
+
+
+# The guardian (process.Guardian, guardian.py) on stand-in servers: a process group whose leader ignores SIGTERM, as
+# a vLLM server whose shutdown hangs while its engine core starts, with a child in the group, as its engine core.
+STANDIN = ("import os, signal, subprocess, sys, time\n"
+           "if sys.argv[1] == 'deaf': signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+           "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+           "print('ready', flush=True)\n"
+           "time.sleep(600)\n")
+STARTER = ("import subprocess, sys, time\n"
+           "from rmeval.vllm_engine.process import Guardian\n"
+           "server = subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2]], start_new_session=True,"
+           " stdout=subprocess.PIPE)\n"
+           "server.stdout.readline()\n"
+           "with open(sys.argv[3], 'ab') as log:\n"
+           "    Guardian.start(server.pid, log, grace_s=1.0)\n"
+           "print(server.pid, flush=True)\n"
+           "time.sleep(600)\n")
+
+
+def _killed_starter(tmp_path: Path, kind: str) -> tuple[int, Path]:
+    """A starter (a job or model server) that starts a stand-in server and its guardian, then is SIGKILLed."""
+    log = tmp_path / "server.log"
+    starter = subprocess.Popen([sys.executable, "-c", STARTER, STANDIN, kind, str(log)], stdout=subprocess.PIPE,
+                               text=True)
+    group = int(starter.stdout.readline())
+    assert len(group_members(group)) == 2  # the stand-in server and its "engine core"
+    starter.kill()
+    starter.wait()
+    return group, log
+
+
+def _gone_within(group: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while group_members(group):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def _guardian_line(log: Path) -> str:
+    """The guardian's line, written once it has seen the group go (its next poll)."""
+    deadline = time.monotonic() + 10
+    while "rmeval guardian:" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return log.read_text()
+
+
+@pytest.mark.slow(reason="fresh interpreters: a starter SIGKILLed, its stand-in server stopped by the guardian")
+def test_a_server_deaf_to_sigterm_is_killed_after_the_grace_when_its_starter_dies(tmp_path: Path) -> None:
+    group, log = _killed_starter(tmp_path, "deaf")
+    assert _gone_within(group, 15), "the guardian's SIGKILL after its 1 s grace"
+    assert f"(group {group}) is gone; stopped it (SIGKILL, 1 s after SIGTERM)" in _guardian_line(log)
+
+
+@pytest.mark.slow(reason="fresh interpreters: a starter SIGKILLed, its stand-in server stopped by the guardian")
+def test_a_server_that_obeys_sigterm_is_stopped_by_it_when_its_starter_dies(tmp_path: Path) -> None:
+    group, log = _killed_starter(tmp_path, "obeys")
+    assert _gone_within(group, 15)
+    assert f"(group {group}) is gone; stopped it (SIGTERM)" in _guardian_line(log)
+
+
+def test_a_released_guardian_leaves_the_group_alone(tmp_path: Path) -> None:
+    # A server its starter stopped itself: the guardian exits at once, never signalling a group id that may be reused.
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    try:
+        with (tmp_path / "server.log").open("ab") as log:
+            guardian = process.Guardian.start(server.pid, log, grace_s=1.0)
+        guardian.release()
+        assert guardian.process.returncode == 0
+        assert group_members(server.pid) == [server.pid]
+        assert (tmp_path / "server.log").read_text() == ""
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()

@@ -328,7 +328,8 @@ def main(argv: list[str]) -> int:
         state.write(phase="exiting", reason=reason)
         _log(f"exiting: {reason}; served {server.served} job(s)")
         # A model that runs in a process of its own (a vLLM server) stops here, before the GPU locks are let go, so
-        # the next holder finds them free; the parent-death signal is the fallback when this process is killed.
+        # the next holder finds them free; the parent-death signal and the vLLM guardian are the fallback when this
+        # process is killed.
         scorer.close()
     sys.stderr.flush()
     os._exit(0)  # session threads may still sit in recv(); nothing of theirs needs flushing

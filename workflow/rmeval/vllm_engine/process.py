@@ -1,8 +1,10 @@
 """One vLLM server process: started on a free port, ready within a stated timeout, stopped with its children.
 
-The server runs in its own session (process group), so stopping it takes its engine-core processes along, and with
-a parent-death signal: when the process that started it dies, however (a job or a model server killed by Snakemake,
-SIGKILL included), the kernel sends it SIGTERM and it shuts down. Nothing is left running after the workflow.
+The server runs in its own session (process group), so stopping it takes its engine-core processes along. When the
+process that started it dies, however (a job or a model server killed by Snakemake, SIGKILL included), two things
+stop it: the kernel's parent-death signal (SIGTERM at once) and a guardian process (`guardian.py`) that sees the
+starter's pipe close and sends SIGTERM, then SIGKILL after STOP_GRACE_S, since vLLM's own shutdown can hang while
+its engine core starts. Nothing is left running after the workflow.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rmeval.errors import RmevalError
+from rmeval.vllm_engine import guardian
 from rmeval.vllm_engine.environment import SERVER_MODULE, Environment
 
 READY_ENV = "RMEVAL_VLLM_READY_S"
@@ -154,6 +157,41 @@ def _spawner() -> _Spawner:
     return _Spawner()
 
 
+class Guardian:
+    """The guardian process of one server (`guardian.py`): it stops the server's group when this process dies
+    without releasing it."""
+
+    def __init__(self, process: subprocess.Popen[bytes], pipe: int) -> None:
+        self.process = process
+        self.pipe = pipe  # the write end; only this process holds it (os.pipe's ends are not inherited)
+
+    @classmethod
+    def start(cls, group: int, log: IO[bytes], grace_s: float = STOP_GRACE_S) -> Guardian:
+        read_end, write_end = os.pipe()
+        try:
+            process = subprocess.Popen([sys.executable, "-I", "-S", str(Path(guardian.__file__)), str(group),
+                                        str(grace_s)], stdin=read_end, stdout=log, stderr=log,
+                                       start_new_session=True, close_fds=True)
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        return cls(process, write_end)
+
+    def release(self) -> None:
+        """The server is stopped: the guardian exits without touching its group (whose id may be reused later)."""
+        try:
+            os.write(self.pipe, guardian.STOPPED)
+        except OSError:
+            pass  # the guardian is gone already
+        os.close(self.pipe)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
 def log_tail(path: Path, lines: int = 3) -> str:
     try:
         text = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
@@ -171,6 +209,7 @@ class VllmProcess:
         self.log = log
         self.name = name
         self.process: subprocess.Popen[bytes] | None = None
+        self.guardian: Guardian | None = None
         self.port: int | None = None
         self.ready_s = 0.0
         self.starts = 0
@@ -200,19 +239,23 @@ class VllmProcess:
             self.process = _spawner().popen(args=command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                             env=self.options.environment(), start_new_session=True,
                                             preexec_fn=_die_with_parent)
+            self.guardian = Guardian.start(self.process.pid, log)
         self.port, self.starts = port, self.starts + 1
         print(f"rmeval score: started vLLM server for {self.name!r} (pid {self.process.pid}, port {port}, log "
               f"{self.log})", file=sys.stderr, flush=True)
         started = time.monotonic()
         size_before = self.log.stat().st_size
         while time.monotonic() - started < timeout:
-            if self.process.poll() is not None:
+            returncode = self.process.poll()
+            if returncode is not None:
                 with self.log.open("rb") as log:
                     log.seek(size_before)
-                    if b"address already in use" in log.read().lower():
-                        return False  # another program took the port after we checked it: try the next
+                    port_taken = b"address already in use" in log.read().lower()
+                self.stop()  # engine cores it may have left, and its guardian
+                if port_taken:
+                    return False  # another program took the port after we checked it: try the next
                 raise VllmServerError(f"engine vllm: the server for {self.name!r} exited with status "
-                                      f"{self.process.returncode} while starting; its log {self.log}: "
+                                      f"{returncode} while starting; its log {self.log}: "
                                       f"{log_tail(self.log)}")
             if self._healthy():
                 self.ready_s = time.monotonic() - started
@@ -238,6 +281,7 @@ class VllmProcess:
         process = self.process
         if process is None:
             return
+        self.process = None
         group = process.pid  # start_new_session: the group id is its pid, its engine cores are members
         for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 5.0)):
             try:
@@ -254,4 +298,6 @@ class VllmProcess:
                 except ProcessLookupError:
                     pass
             break
-        self.process = None
+        if self.guardian is not None:
+            self.guardian.release()
+            self.guardian = None
